@@ -1,0 +1,33 @@
+"""attnlib: the small, tested attention helpers shared by the course's notebooks.
+
+Shape legend used everywhere: B batch, H heads, Tq query length, Tk key/value length,
+E model width, Dh = E / H head width. Masks are bool, True = may attend.
+"""
+
+from .attention import masked_softmax, scaled_dot_product_attention
+from .masks import (
+    causal_mask,
+    expand_key_mask,
+    from_hf_attention_mask,
+    from_key_padding_mask,
+    from_torch_attn_mask,
+    from_valid_lens,
+    padding_mask,
+)
+from .plotting import show_heatmaps, show_matmul
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "causal_mask",
+    "expand_key_mask",
+    "from_hf_attention_mask",
+    "from_key_padding_mask",
+    "from_torch_attn_mask",
+    "from_valid_lens",
+    "masked_softmax",
+    "padding_mask",
+    "scaled_dot_product_attention",
+    "show_heatmaps",
+    "show_matmul",
+]

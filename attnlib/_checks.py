@@ -1,0 +1,141 @@
+"""Input checks shared by attnlib's public functions.
+
+Every check raises with a message that names the argument, what was expected and what
+was received, so a learner can fix the call without reading attnlib's source.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def shape_str(x: torch.Tensor | torch.Size | tuple) -> str:
+    """Format a shape as ``(2, 3, 4)``; a 0-d shape as ``()``."""
+    dims = tuple(x.shape if isinstance(x, torch.Tensor) else x)
+    return f"({dims[0]},)" if len(dims) == 1 else "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+def check_tensor(name: str, x: object) -> torch.Tensor:
+    """Raise TypeError unless ``x`` is a tensor."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    return x
+
+
+def check_floating(name: str, x: object) -> torch.Tensor:
+    """Raise TypeError unless ``x`` is a floating-point tensor."""
+    check_tensor(name, x)
+    if not x.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point tensor (float16, bfloat16, float32 or float64), "
+            f"got dtype {x.dtype}; convert it with {name}.float()"
+        )
+    return x
+
+
+def check_min_dims(name: str, x: torch.Tensor, ndim: int, layout: str) -> None:
+    """Raise ValueError unless ``x`` has at least ``ndim`` dimensions."""
+    if x.dim() < ndim:
+        raise ValueError(
+            f"{name} must have at least {ndim} dimensions {layout}, got shape {shape_str(x)}"
+        )
+
+
+def check_ndim(name: str, x: torch.Tensor, ndim: int, layout: str) -> None:
+    """Raise ValueError unless ``x`` has exactly ``ndim`` dimensions."""
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must have shape {layout}, got shape {shape_str(x)}")
+
+
+def check_same_dtype_device(**tensors: torch.Tensor) -> None:
+    """Raise TypeError if the tensors differ in dtype, ValueError if they differ in device."""
+    names = list(tensors)
+    first = tensors[names[0]]
+    for name in names[1:]:
+        x = tensors[name]
+        if x.dtype != first.dtype:
+            raise TypeError(
+                f"{names[0]} and {name} must have the same dtype, "
+                f"got {names[0]} {first.dtype} and {name} {x.dtype}"
+            )
+        if x.device != first.device:
+            raise ValueError(
+                f"{names[0]} and {name} must be on the same device, "
+                f"got {names[0]} on {first.device} and {name} on {x.device}"
+            )
+
+
+def check_dropout(name: str, p: float) -> None:
+    """Raise ValueError unless ``0 <= p < 1``."""
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p < 1.0:
+        raise ValueError(f"{name} must be a float in [0, 1), got {p!r}")
+
+
+def broadcast_batch(**tensors: torch.Tensor) -> torch.Size:
+    """Broadcast the leading (batch) dimensions of tensors laid out as (..., T, D).
+
+    Raises ValueError naming every tensor's shape when they do not broadcast.
+    """
+    try:
+        return torch.broadcast_shapes(*(x.shape[:-2] for x in tensors.values()))
+    except RuntimeError:
+        shapes = ", ".join(f"{n} {shape_str(x)}" for n, x in tensors.items())
+        raise ValueError(
+            "the batch dimensions (all but the last two) of "
+            + " and ".join(tensors)
+            + f" must be equal or broadcastable, got {shapes}"
+        ) from None
+
+
+def check_mask(
+    name: str,
+    mask: object,
+    target: torch.Size,
+    *,
+    layout: str,
+    like: torch.Tensor,
+    allow_float: bool = True,
+) -> torch.Tensor:
+    """Check an attention mask against the shape it must broadcast to.
+
+    The mask must broadcast to ``target`` without enlarging it: a mask with more
+    dimensions than ``target``, or one whose broadcast would grow a batch dimension of
+    size 1 in ``target`` to more, raises instead of silently returning a larger result.
+    Boolean masks are accepted; floating masks (added to the scores) only when
+    ``allow_float`` and with ``like``'s dtype. Integer masks and floating masks made only
+    of 0 and 1 raise, because they are almost always a boolean mask of the wrong dtype.
+    """
+    check_tensor(name, mask)
+    if mask.dtype != torch.bool:
+        if not mask.is_floating_point():
+            raise TypeError(
+                f"{name} must be a bool tensor (True = may attend)"
+                + (" or a float tensor added to the scores" if allow_float else "")
+                + f", got dtype {mask.dtype}; for a 0/1 mask use {name}.bool()"
+            )
+        if not allow_float:
+            raise TypeError(f"{name} must be a bool tensor (True = may attend), got dtype {mask.dtype}")
+        if mask.dtype != like.dtype:
+            raise TypeError(
+                f"a float {name} is added to the scores and must have their dtype {like.dtype}, "
+                f"got {mask.dtype}"
+            )
+        if mask.numel() > 0 and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
+            raise ValueError(
+                f"{name} is a float tensor of only 0s and 1s; a float mask is added to the "
+                f"scores, so this would shift them instead of masking. If 1 means 'may attend', "
+                f"pass {name}.bool(); if 1 means 'blocked', pass ~{name}.bool()"
+            )
+    if mask.device != like.device:
+        raise ValueError(f"{name} must be on {like.device}, got {mask.device}")
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, target)
+    except RuntimeError:
+        broadcast = None
+    if mask.dim() > len(target) or broadcast != target:
+        raise ValueError(
+            f"{name} must broadcast to {layout} = {shape_str(target)} without enlarging it, "
+            f"got shape {shape_str(mask)}. A (B, Tk) padding mask needs its query (and head) "
+            f"axes: mask[:, None, :] for 3-D inputs, mask[:, None, None, :] for 4-D inputs"
+        )
+    return mask

@@ -1,0 +1,152 @@
+"""Scaled dot-product attention, written out as matmul, mask, softmax, matmul.
+
+Shape legend: B batch, H heads, Tq query length, Tk key/value length, E query/key width
+(Ev value width). Leading dimensions written ``...`` are any batch dimensions, e.g. (B,)
+or (B, H), shared by query, key and value (or broadcastable between them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._checks import (
+    broadcast_batch,
+    check_dropout,
+    check_floating,
+    check_mask,
+    check_min_dims,
+    check_same_dtype_device,
+    shape_str,
+)
+from .masks import causal_mask
+
+NEG_INF = float("-inf")
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
+    """Softmax over keys that leaves masked positions at exactly zero weight.
+
+    A position is masked when ``mask`` is False there or when its score is ``-inf``.
+    Masked scores are set to ``-inf`` (never a finite sentinel such as -1e9, which gives
+    padding uniform weight in a fully masked row and overflows float16). A row whose
+    positions are all masked gets all-zero weights instead of the NaN that
+    ``softmax([-inf, -inf])`` gives, and its gradient is zero, not NaN; this is what
+    ``F.scaled_dot_product_attention`` does in torch 2.13.
+
+    Args:
+        scores: floating (..., Tq, Tk), any floating dtype. Not modified.
+        mask: optional bool, True = may attend, broadcastable to ``scores``' shape
+            without enlarging it (e.g. (Tq, Tk), (B, 1, 1, Tk), (B, H, Tq, Tk)).
+        dim: the axis to normalise over; -1, the keys, for attention.
+
+    Returns:
+        weights of ``scores``' shape and dtype: each row along ``dim`` sums to 1, or
+        is all zeros when every position in it is masked.
+
+    Raises:
+        TypeError: ``scores`` is not floating, or ``mask`` is not bool.
+        ValueError: ``mask`` does not broadcast to ``scores``' shape.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", eq. 1 (the softmax) and
+    sec. 3.2.3 (masking by setting illegal connections to -inf).
+    """
+    check_floating("scores", scores)
+    keep = scores != NEG_INF  # a score of -inf is masked too
+    if mask is not None:
+        check_mask("mask", mask, scores.shape, layout="scores' shape", like=scores, allow_float=False)
+        keep = keep & mask  # (...) broadcast to scores' shape
+    any_kept = keep.any(dim=dim, keepdim=True)  # False for a fully masked row
+    safe = scores.masked_fill(~keep, NEG_INF).masked_fill(~any_kept, 0.0)  # no all -inf rows
+    weights = torch.softmax(safe, dim=dim)
+    return weights.masked_fill(~keep, 0.0)  # masked -> exactly 0; fully masked row -> zeros
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(Q K^T * scale + mask) V, returning output and weights.
+
+    The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``
+    (torch 2.13), which returns only the output; this returns the weights too, so every
+    result can be plotted.
+
+    Args:
+        query: (..., Tq, E) floating.
+        key: (..., Tk, E), same dtype and device as ``query``.
+        value: (..., Tk, Ev), same dtype and device.
+        attn_mask: optional, broadcastable to (..., Tq, Tk) without enlarging the batch
+            shape. bool: True = may attend. floating (``query``'s dtype): added to the
+            scores (0 = attend, -inf = blocked).
+        dropout_p: probability of zeroing a weight, in [0, 1). Like torch's function, it
+            is applied whenever > 0 (there is no training flag); pass 0.0 to evaluate.
+        is_causal: apply ``causal_mask(Tq, Tk)`` aligned top-left (query i sees keys
+            0..i). Cannot be combined with ``attn_mask``.
+        scale: multiplies the scores; defaults to 1 / sqrt(E).
+
+    Returns:
+        ``(output, weights)``: output (..., Tq, Ev); weights (..., Tq, Tk), the matrix
+        that multiplied ``value``, so ``output == weights @ value`` always holds. With
+        dropout the weights are returned after dropout (zeroed entries, the rest scaled
+        by 1 / (1 - dropout_p)), as ``nn.MultiheadAttention`` returns them. A query
+        whose keys are all masked gets zero weights and a zero output.
+
+    Raises:
+        TypeError: a non-tensor or non-floating input, inputs of different dtypes, an
+            integer mask, or a float mask of another dtype.
+        ValueError: query and key widths differ, key and value lengths differ, batch
+            dimensions do not broadcast, a mask does not broadcast to (..., Tq, Tk) or
+            would enlarge it, a float mask of only 0s and 1s, ``attn_mask`` together with
+            ``is_causal``, ``dropout_p`` outside [0, 1), or inputs on different devices.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1.
+    """
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_floating(name, x)
+        check_min_dims(name, x, 2, "(..., T, features)")
+    check_same_dtype_device(query=query, key=key, value=value)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            "query and key must have the same last dimension E (the dot product runs over it), "
+            f"got query {shape_str(query)} and key {shape_str(key)}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            "key and value must have the same length Tk (one value per key), "
+            f"got key {shape_str(key)} and value {shape_str(value)}"
+        )
+    batch = broadcast_batch(query=query, key=key, value=value)
+    check_dropout("dropout_p", dropout_p)
+    if is_causal and attn_mask is not None:
+        raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}")
+
+    tq, e = query.shape[-2], query.shape[-1]
+    tk = key.shape[-2]
+    scale = 1.0 / math.sqrt(e) if scale is None else scale
+
+    scores = query @ key.transpose(-2, -1) * scale  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
+    mask = None
+    if is_causal:
+        mask = causal_mask(tq, tk, device=query.device)  # (Tq, Tk), top-left aligned
+    elif attn_mask is not None:
+        target = torch.Size((*batch, tq, tk))
+        check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
+        if attn_mask.dtype == torch.bool:
+            mask = attn_mask
+        else:
+            scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
+    weights = masked_softmax(scores, mask)  # (..., Tq, Tk), rows sum to 1 (or 0 if all masked)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    output = weights @ value  # (..., Tq, Tk) @ (..., Tk, Ev) -> (..., Tq, Ev)
+    return output, weights

@@ -1,0 +1,212 @@
+"""Attention masks in one polarity: boolean, True = may attend.
+
+Every mask attnlib builds or accepts is a bool tensor that broadcasts to the scores'
+shape (B, H, Tq, Tk): ``mask[b, h, i, j]`` is True when query i may take from key j.
+Masks combine with ``&`` (a key must be allowed by every mask). Other libraries' and
+papers' conventions are converted here, at the boundary, by named functions:
+
+==============================================  =================  =========================
+convention                                      meaning of True/1  converter
+==============================================  =================  =========================
+attnlib, ``F.scaled_dot_product_attention``     may attend         (none needed)
+``nn.MultiheadAttention`` ``key_padding_mask``  blocked            :func:`from_key_padding_mask`
+``nn.MultiheadAttention`` ``attn_mask``         blocked            :func:`from_torch_attn_mask`
+Hugging Face ``attention_mask`` (0/1 ints)      may attend         :func:`from_hf_attention_mask`
+d2l ``valid_lens``                              (lengths)          :func:`from_valid_lens`
+==============================================  =================  =========================
+
+Shape legend: B batch, H heads, Tq query length, Tk key/value length.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._checks import check_tensor, shape_str
+
+ALIGNMENTS = ("top_left", "bottom_right")
+
+
+def causal_mask(
+    q_len: int,
+    kv_len: int | None = None,
+    *,
+    align: str = "top_left",
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Look-ahead mask: query i may attend to key j only if j is not in its future.
+
+    Args:
+        q_len: Tq, the number of queries (>= 0).
+        kv_len: Tk, the number of keys; defaults to ``q_len``.
+        align: where the diagonal sits when Tq != Tk.
+            ``"top_left"``: query i sees keys 0..i (what ``is_causal=True`` does in
+            ``F.scaled_dot_product_attention``; ``torch.nn.attention.bias.causal_upper_left``).
+            ``"bottom_right"``: the last query sees every key, query i sees keys
+            0..i + (Tk - Tq); the alignment for decoding with a key/value cache, where the
+            Tq new queries come after Tk - Tq cached keys
+            (``torch.nn.attention.bias.causal_lower_right``).
+        device: where to build the mask.
+
+    Returns:
+        bool (Tq, Tk), True on and below the aligned diagonal. Broadcasts over B and H.
+
+    Raises:
+        ValueError: a negative length, or an ``align`` other than the two above.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.3 (masking out
+    illegal connections in the decoder).
+    """
+    kv_len = q_len if kv_len is None else kv_len
+    for name, n in (("q_len", q_len), ("kv_len", kv_len)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {n!r}")
+    if align not in ALIGNMENTS:
+        raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
+    offset = 0 if align == "top_left" else kv_len - q_len
+    rows = torch.arange(q_len, device=device)[:, None]  # (Tq, 1)
+    cols = torch.arange(kv_len, device=device)[None, :]  # (1, Tk)
+    return cols <= rows + offset  # (Tq, 1) vs (1, Tk) -> (Tq, Tk)
+
+
+def padding_mask(valid_lens: torch.Tensor | list[int], max_len: int) -> torch.Tensor:
+    """Padding mask from sequence lengths: position t is real when t < valid_lens[b].
+
+    Args:
+        valid_lens: int (B,) lengths (a list of ints is accepted); each in [0, max_len].
+            Any leading shape works: (B, Tq) gives one length per query.
+        max_len: T, the padded length.
+
+    Returns:
+        bool (B, max_len) (``valid_lens.shape + (max_len,)``), True for real tokens.
+        As a key mask it must be given its query and head axes before it broadcasts
+        against (B, H, Tq, Tk): see :func:`expand_key_mask`.
+
+    Raises:
+        TypeError: ``valid_lens`` is not an integer tensor or list of ints.
+        ValueError: a length below 0 or above ``max_len``, or a negative ``max_len``.
+
+    Source: the ``valid_lens`` masked softmax of Zhang et al., "Dive into Deep
+    Learning", sec. 11.3 (attention scoring functions).
+    """
+    if isinstance(valid_lens, (list, tuple)):
+        valid_lens = torch.tensor(valid_lens, dtype=torch.long)
+    check_tensor("valid_lens", valid_lens)
+    if valid_lens.is_floating_point() or valid_lens.dtype == torch.bool or valid_lens.is_complex():
+        raise TypeError(f"valid_lens must be an integer tensor, got dtype {valid_lens.dtype}")
+    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 0:
+        raise ValueError(f"max_len must be a non-negative int, got {max_len!r}")
+    if valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > max_len):
+        raise ValueError(
+            f"valid_lens must lie in [0, max_len={max_len}], got values from "
+            f"{int(valid_lens.min())} to {int(valid_lens.max())} in shape {shape_str(valid_lens)}"
+        )
+    positions = torch.arange(max_len, device=valid_lens.device)  # (T,)
+    return positions < valid_lens[..., None]  # (..., 1) vs (T,) -> (..., T)
+
+
+def expand_key_mask(mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
+    """Give a (B, Tk) key mask the axes it needs to broadcast against the scores.
+
+    A (B, Tk) mask passed as ``attn_mask`` with 3-D inputs would be read as (Tq, Tk):
+    when B == Tq nothing complains and the answer is wrong. This puts B first and Tk
+    last, with singleton axes between for the heads and the queries.
+
+    Args:
+        mask: (B, Tk), any dtype.
+        ndim: the number of dimensions of the scores: 3 for (B, Tq, Tk), 4 for
+            (B, H, Tq, Tk).
+
+    Returns:
+        A view of ``mask``: (B, 1, Tk) for ndim=3, (B, 1, 1, Tk) for ndim=4.
+        ``out[b, ..., j]`` applies key j of example b to every head and query.
+
+    Raises:
+        ValueError: ``mask`` is not 2-D, or ``ndim`` < 2.
+    """
+    check_tensor("mask", mask)
+    if mask.dim() != 2:
+        raise ValueError(f"mask must have shape (B, Tk), got shape {shape_str(mask)}")
+    if not isinstance(ndim, int) or ndim < 2:
+        raise ValueError(f"ndim must be an int >= 2, got {ndim!r}")
+    b, tk = mask.shape
+    return mask.view(b, *([1] * (ndim - 2)), tk)  # (B, Tk) -> (B, 1, ..., 1, Tk)
+
+
+def from_valid_lens(valid_lens: torch.Tensor | list[int], max_len: int, ndim: int = 4) -> torch.Tensor:
+    """d2l's ``valid_lens`` (B,) to a key mask (B, 1, 1, Tk) (ndim=4) or (B, 1, Tk) (ndim=3).
+
+    Raises what :func:`padding_mask` raises.
+    """
+    return expand_key_mask(padding_mask(valid_lens, max_len), ndim)
+
+
+def from_key_padding_mask(key_padding_mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
+    """``nn.MultiheadAttention``'s ``key_padding_mask`` (B, Tk) to an attnlib mask.
+
+    torch's module reads a bool ``key_padding_mask`` as True = blocked (a padding key);
+    attnlib reads True = may attend, so a bool mask is inverted. A float mask is added
+    to the scores in both, so it is only reshaped.
+
+    Returns:
+        (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for ndim=3.
+
+    Raises:
+        ValueError: ``key_padding_mask`` is not 2-D.
+    """
+    check_tensor("key_padding_mask", key_padding_mask)
+    if key_padding_mask.dim() != 2:
+        raise ValueError(
+            f"key_padding_mask must have shape (B, Tk), got shape {shape_str(key_padding_mask)}"
+        )
+    converted = ~key_padding_mask if key_padding_mask.dtype == torch.bool else key_padding_mask
+    return expand_key_mask(converted, ndim)
+
+
+def from_torch_attn_mask(attn_mask: torch.Tensor, num_heads: int | None = None) -> torch.Tensor:
+    """``nn.MultiheadAttention``'s ``attn_mask`` to an attnlib mask.
+
+    torch's module reads a bool ``attn_mask`` as True = blocked; attnlib reads True =
+    may attend, so a bool mask is inverted (a float mask is kept: it is added in both).
+
+    Args:
+        attn_mask: (Tq, Tk), or (B * H, Tq, Tk) with ``num_heads`` given.
+        num_heads: H, needed to unflatten a 3-D mask.
+
+    Returns:
+        (Tq, Tk), or (B, H, Tq, Tk) for a 3-D input.
+
+    Raises:
+        ValueError: a 3-D mask without ``num_heads``, a first dimension that is not a
+            multiple of ``num_heads``, or a mask that is neither 2-D nor 3-D.
+    """
+    check_tensor("attn_mask", attn_mask)
+    converted = ~attn_mask if attn_mask.dtype == torch.bool else attn_mask
+    if attn_mask.dim() == 2:
+        return converted
+    if attn_mask.dim() == 3:
+        if num_heads is None or attn_mask.shape[0] % num_heads:
+            raise ValueError(
+                f"a 3-D attn_mask has shape (B * num_heads, Tq, Tk) and needs num_heads to "
+                f"divide its first dimension, got shape {shape_str(attn_mask)} and num_heads={num_heads}"
+            )
+        bh, tq, tk = attn_mask.shape
+        return converted.view(bh // num_heads, num_heads, tq, tk)  # (B*H, Tq, Tk) -> (B, H, Tq, Tk)
+    raise ValueError(f"attn_mask must have shape (Tq, Tk) or (B * H, Tq, Tk), got shape {shape_str(attn_mask)}")
+
+
+def from_hf_attention_mask(attention_mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
+    """Hugging Face's ``attention_mask`` (B, Tk) of 1 = attend, 0 = padding, to a key mask.
+
+    Returns:
+        bool (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for ndim=3.
+
+    Raises:
+        ValueError: ``attention_mask`` is not 2-D or holds values other than 0 and 1.
+    """
+    check_tensor("attention_mask", attention_mask)
+    if attention_mask.numel() and not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (attend)")
+    if attention_mask.dim() != 2:
+        raise ValueError(f"attention_mask must have shape (B, Tk), got shape {shape_str(attention_mask)}")
+    return expand_key_mask(attention_mask == 1, ndim)

@@ -1,0 +1,54 @@
+"""Every notebook is stored executed and replayable: nbval can only check what is stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def code_cells(path: Path) -> list[dict]:
+    return [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def test_the_course_has_notebooks():
+    names = [p.name for p in NOTEBOOKS]
+    assert "01_toy_qkv.ipynb" in names
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names), names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_outputs_stored_in_order_without_errors(path: Path):
+    cells = code_cells(path)
+    assert cells, f"{path.name} has no code cells"
+    counts = [c["execution_count"] for c in cells]
+    assert counts == list(range(1, len(cells) + 1)), f"{path.name}: execution counts {counts}; run make notebooks"
+    assert any(c["outputs"] for c in cells), f"{path.name} stores no outputs"
+    for i, cell in enumerate(cells, 1):
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error", f"{path.name} cell {i} stores an error: {out.get('ename')}"
+            text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+            assert not re.search(r"at 0x[0-9a-f]{6,}", text), f"{path.name} cell {i} shows an object address"
+            assert "grad_fn=<" not in text, f"{path.name} cell {i} prints a grad_fn name"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernelspec_setup_cell_and_no_path_hacks(path: Path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    cells = code_cells(path)
+    first = "".join(cells[0]["source"])
+    assert first.startswith("# NBVAL_IGNORE_OUTPUT"), f"{path.name}: the first code cell is the ignored setup cell"
+    assert "google.colab" in first, f"{path.name}: the setup cell installs attnlib on Colab"
+    for cell in cells:
+        assert "sys.path" not in "".join(cell["source"]), f"{path.name} edits sys.path"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_ends_with_what_goes_into_attnlib_or_references(path: Path):
+    text = path.read_text()
+    assert "## References" in text, f"{path.name} cites its sources in a References section"

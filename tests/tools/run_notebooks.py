@@ -1,0 +1,88 @@
+"""Execute the course's notebooks with nbclient, each in a fresh kernel.
+
+    python tests/tools/run_notebooks.py course [NAME ...]   # into build/, table of seconds
+    python tests/tools/run_notebooks.py refresh [NAME ...]  # in place, refresh stored outputs
+
+`course` is the headless run of the course: it writes executed copies to build/ and exits
+non-zero if any notebook fails. `refresh` rewrites notebooks/*.ipynb with new outputs and
+keeps only stable metadata (no execution timestamps), so nbval can replay them.
+NAME filters notebooks by a substring of their file name (e.g. `01`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+TIMEOUT_PER_CELL = 600  # seconds; the slowest cell trains a small model in about two minutes
+
+
+def execute(path: Path) -> nbformat.NotebookNode:
+    """Run one notebook top to bottom in a fresh python3 kernel, from the notebooks folder."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=TIMEOUT_PER_CELL, kernel_name="python3", record_timing=False,
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()
+    return nb
+
+
+def clean_metadata(nb: nbformat.NotebookNode) -> None:
+    """Keep what nbval and Jupyter need; drop what changes from run to run."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("ExecuteTime", None)
+    nb.metadata = nbformat.from_dict({
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    })
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("course", "refresh"):
+        print(__doc__)
+        return 2
+    mode, names = argv[0], argv[1:]
+    paths = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not names or any(n in p.name for n in names))
+    if not paths:
+        print(f"no notebooks match {names}")
+        return 1
+    BUILD.mkdir(exist_ok=True)
+    rows, failed = [], 0
+    for path in paths:
+        start = time.perf_counter()
+        try:
+            nb = execute(path)
+            status = "passed"
+        except Exception:  # a failing cell: report it and go on with the others
+            nb, status = None, "FAILED"
+            failed += 1
+            traceback.print_exc(limit=1)
+        seconds = time.perf_counter() - start
+        if nb is not None:
+            if mode == "refresh":
+                clean_metadata(nb)
+                nbformat.write(nb, path)
+            else:
+                nbformat.write(nb, BUILD / path.name)
+        rows.append((path.name, seconds, status))
+        print(f"{path.name}: {status} in {seconds:.1f} s", flush=True)
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'notebook':<{width}}  {'seconds':>7}  result")
+    for name, seconds, status in rows:
+        print(f"{name:<{width}}  {seconds:7.1f}  {status}")
+    print(f"{'total':<{width}}  {sum(r[1] for r in rows):7.1f}  {len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
