@@ -139,8 +139,9 @@ def show_matmul(
         gridspec_kw={"width_ratios": widths},
     )
     limit = max(float(np.abs(m).max()) for m in mats) or 1.0
-    xticks = [False, list(col_labels) if col_labels is not None else False, list(col_labels) if col_labels is not None else False]
-    yticks = [list(row_labels) if row_labels is not None else False, False, list(row_labels) if row_labels is not None else False]
+    cols = list(col_labels) if col_labels is not None else False  # keys label right's and result's columns
+    rows = list(row_labels) if row_labels is not None else False  # queries label left's and result's rows
+    xticks, yticks = [False, cols, cols], [rows, False, rows]
     for ax, m, name, xt, yt in zip(axes[::2], mats, names, xticks, yticks):
         sns.heatmap(
             m, ax=ax, cmap=cmap, vmin=-limit, vmax=limit, center=0.0, cbar=False, annot=True,
