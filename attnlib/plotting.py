@@ -88,7 +88,7 @@ def show_heatmaps(
             ax.set_ylabel(ylabel)
     fig.colorbar(axes.flat[-1].collections[0], ax=axes.ravel().tolist(), shrink=0.8)
     if suptitle:
-        fig.suptitle(suptitle)
+        fig.suptitle(suptitle, y=1.02, va="bottom")  # above the panel titles; the colour bar stays put
     return fig
 
 
