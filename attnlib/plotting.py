@@ -49,7 +49,7 @@ def show_heatmaps(
         xlabel, ylabel: axis titles (on the bottom row and left column only).
         annot: write each weight in its cell, formatted with ``fmt``.
         cmap, vmin, vmax: colour map and its range; [0, 1] suits attention weights; pass
-            ``vmin=None, vmax=None`` to fit the data (e.g. for raw scores).
+            ``vmin=None, vmax=None`` to fit the data of all panels together (e.g. for raw scores).
         cell_size: inches per cell, which sets the figure size.
         suptitle: a title over the whole figure.
 
@@ -69,6 +69,8 @@ def show_heatmaps(
     for name, labels, n in (("xlabels", xlabels, tk), ("ylabels", ylabels, tq), ("titles", titles, rows * cols)):
         if labels is not None and len(labels) != n:
             raise ValueError(f"{name} must have {n} entries, got {len(labels)}")
+    vmin = float(w.min()) if vmin is None else vmin  # one range for every panel, so the one colour bar is true
+    vmax = float(w.max()) if vmax is None else vmax
     figsize = (max(2.5, cols * (tk * cell_size + 0.6) + 1.0), max(2.0, rows * (tq * cell_size + 0.6)))
     fig, axes = plt.subplots(rows, cols, figsize=figsize, squeeze=False, sharex=True, sharey=True)
     for idx, ax in enumerate(axes.flat):

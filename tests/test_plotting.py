@@ -33,6 +33,13 @@ def test_show_heatmaps_labels_and_titles():
     plt.close(fig)
 
 
+def test_show_heatmaps_fitted_range_is_shared_by_every_panel():
+    weights = torch.stack([torch.full((2, 2), 0.1).fill_diagonal_(0.2), torch.eye(2)])
+    fig = show_heatmaps(weights, vmin=None, vmax=None)
+    assert [ax.collections[0].get_clim() for ax in heatmap_axes(fig)] == [(0.0, 1.0), (0.0, 1.0)]
+    plt.close(fig)
+
+
 def test_show_heatmaps_rejects_wrong_label_count():
     with pytest.raises(ValueError, match="xlabels must have 3 entries, got 2"):
         show_heatmaps(torch.rand(2, 3), xlabels=["a", "b"])
