@@ -1,0 +1,247 @@
+"""Multi-head attention: split the width into heads, attend on all heads at once, merge.
+
+Shape legend: B batch, H heads, Tq query length, Tk key/value length, E model width
+(``embed_dim``), Dh = E / H head width. Batch first everywhere: (B, T, E), never (T, B, E).
+Masks are bool, True = may attend, broadcastable to (B, H, Tq, Tk).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._checks import check_dropout, check_floating, check_ndim, check_same_dtype_device, check_tensor, shape_str
+from .attention import scaled_dot_product_attention
+
+
+def _check_positive_int(name: str, n: object) -> None:
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise ValueError(f"{name} must be a positive int, got {n!r}")
+
+
+def _check_divisible(width_name: str, width: int, num_heads: int) -> None:
+    if width % num_heads:
+        raise ValueError(
+            f"{width_name}={width} must be divisible by num_heads={num_heads}: each head gets "
+            f"Dh = {width_name} / num_heads features"
+        )
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """Cut the last axis into ``num_heads`` heads and move the heads before the tokens.
+
+    Head h gets features ``h * Dh`` to ``(h + 1) * Dh - 1``: ``split_heads(x, H)[:, h]``
+    equals ``x[..., h * Dh:(h + 1) * Dh]``.
+
+    Args:
+        x: (B, T, E), any dtype. Not modified (the result may be a view of it).
+        num_heads: H, a positive int dividing E.
+
+    Returns:
+        (B, H, T, Dh) with Dh = E / H.
+
+    Raises:
+        TypeError: ``x`` is not a tensor.
+        ValueError: ``x`` is not 3-D, or ``num_heads`` is not a positive divisor of E.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.2.
+    """
+    check_tensor("x", x)
+    check_ndim("x", x, 3, "(B, T, E)")
+    _check_positive_int("num_heads", num_heads)
+    b, t, e = x.shape
+    _check_divisible("E (x.shape[-1])", e, num_heads)
+    x = x.reshape(b, t, num_heads, e // num_heads)  # (B, T, E) -> (B, T, H, Dh)
+    return x.transpose(1, 2)  # (B, T, H, Dh) -> (B, H, T, Dh)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """Put the heads back side by side: the inverse of :func:`split_heads`.
+
+    The transpose comes first. Reshaping (B, H, T, Dh) straight to (B, T, E) keeps the
+    shape but hands token t the features of other tokens.
+
+    Args:
+        x: (B, H, T, Dh), any dtype. Not modified (the result may be a view of it).
+
+    Returns:
+        (B, T, E) with E = H * Dh; ``merge_heads(split_heads(x, H))`` equals ``x``.
+
+    Raises:
+        TypeError: ``x`` is not a tensor.
+        ValueError: ``x`` is not 4-D.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.2 (Concat(head_1, ..., head_h)).
+    """
+    check_tensor("x", x)
+    check_ndim("x", x, 4, "(B, H, T, Dh)")
+    b, h, t, dh = x.shape
+    x = x.transpose(1, 2)  # (B, H, T, Dh) -> (B, T, H, Dh)
+    return x.reshape(b, t, h * dh)  # (B, T, H, Dh) -> (B, T, E)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention, batch first, returning the output and every head's weights.
+
+    Each head attends with its own Dh-wide slice of the Q, K and V projections; the heads'
+    outputs are concatenated and projected back to E. The projections are one
+    ``nn.Linear`` each (the H heads' matrices stacked), so there is no loop over heads.
+
+    Args:
+        embed_dim: E, the width of the queries and of the output.
+        num_heads: H, must divide E (Dh = E / H).
+        kdim: width of the keys (default E); vdim: width of the values (default E).
+        bias: give the four projections a bias.
+        dropout: probability of dropping an attention weight, in training mode only.
+
+    Attributes:
+        q_proj (E -> E), k_proj (kdim -> E), v_proj (vdim -> E), out_proj (E -> E), all
+        ``nn.Linear``. With kdim = vdim = E and bias there are 4 E^2 + 4 E parameters.
+
+    Raises:
+        ValueError: ``num_heads`` does not divide ``embed_dim``, a width is not a
+            positive int, or ``dropout`` is outside [0, 1).
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.2.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        bias: bool = True,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        kdim = embed_dim if kdim is None else kdim
+        vdim = embed_dim if vdim is None else vdim
+        for name, n in (("embed_dim", embed_dim), ("num_heads", num_heads), ("kdim", kdim), ("vdim", vdim)):
+            _check_positive_int(name, n)
+        _check_divisible("embed_dim", embed_dim, num_heads)
+        check_dropout("dropout", dropout)
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim, self.vdim, self.dropout = kdim, vdim, float(dropout)
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # H query matrices (E, Dh), stacked
+        self.k_proj = nn.Linear(kdim, embed_dim, bias=bias)
+        self.v_proj = nn.Linear(vdim, embed_dim, bias=bias)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # W^O
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, head_dim={self.head_dim}"
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+        is_causal: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attend from every query to the keys, in every head.
+
+        Args:
+            query: (B, Tq, E). key: (B, Tk, kdim). value: (B, Tk, vdim). Same dtype and
+                device as each other and as the module's parameters.
+            attn_mask: optional, broadcastable to (B, H, Tq, Tk): bool (True = may
+                attend) or float (added to the scores). A (B, Tk) padding mask must get
+                its head and query axes first: ``expand_key_mask(mask)`` (True = real
+                token) or ``from_key_padding_mask(kpm)`` (torch's True = padding).
+            is_causal: query i sees keys 0..i only (top-left aligned); not together
+                with ``attn_mask``.
+
+        Returns:
+            ``(output, weights)``: output (B, Tq, E); weights (B, H, Tq, Tk), each head's
+            attention weights (after dropout in training mode).
+
+        Raises:
+            TypeError: a non-floating input, or inputs whose dtype differs from each
+                other's or from the module's parameters'.
+            ValueError: an input that is not 3-D or has the wrong last dimension,
+                different batch sizes, key and value of different lengths, inputs on
+                another device, or a mask that does not broadcast to (B, H, Tq, Tk).
+        """
+        self._check_inputs(query, key, value)
+        q = split_heads(self.q_proj(query), self.num_heads)  # (B, Tq, E) -> (B, H, Tq, Dh)
+        k = split_heads(self.k_proj(key), self.num_heads)  # (B, Tk, kdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
+        v = split_heads(self.v_proj(value), self.num_heads)  # (B, Tk, vdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
+        heads, weights = scaled_dot_product_attention(  # heads (B, H, Tq, Dh), weights (B, H, Tq, Tk)
+            q, k, v, attn_mask=attn_mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
+        )
+        output = self.out_proj(merge_heads(heads))  # (B, H, Tq, Dh) -> (B, Tq, E) -> (B, Tq, E)
+        return output, weights
+
+    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+        expected = (
+            ("query", query, "(B, Tq, E={})", self.embed_dim),
+            ("key", key, "(B, Tk, kdim={})", self.kdim),
+            ("value", value, "(B, Tk, vdim={})", self.vdim),
+        )
+        for name, x, template, width in expected:
+            check_floating(name, x)
+            layout = template.format(width)
+            check_ndim(name, x, 3, layout)
+            if x.shape[-1] != width:
+                raise ValueError(f"{name} must have shape {layout}, got shape {shape_str(x)}")
+        check_same_dtype_device(query=query, key=key, value=value)
+        param = self.q_proj.weight
+        if query.dtype != param.dtype:
+            raise TypeError(
+                f"query, key and value must have the module's dtype {param.dtype}, got {query.dtype}; "
+                f"convert the module with .to({query.dtype}) or the inputs with .to({param.dtype})"
+            )
+        if query.device != param.device:
+            raise ValueError(f"query, key and value must be on the module's device {param.device}, got {query.device}")
+        if not query.shape[0] == key.shape[0] == value.shape[0]:
+            raise ValueError(
+                f"query, key and value must have the same batch size B, got query {shape_str(query)}, "
+                f"key {shape_str(key)} and value {shape_str(value)}"
+            )
+        if key.shape[1] != value.shape[1]:
+            raise ValueError(
+                f"key and value must have the same length Tk (one value per key), "
+                f"got key {shape_str(key)} and value {shape_str(value)}"
+            )
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of ``torch.nn.MultiheadAttention`` ``m`` that gives the same output.
+
+        The copy has ``m``'s sizes, dropout, dtype and device, and its weights:
+        ``in_proj_weight`` (3E, E) is cut into q_proj, k_proj, v_proj when Q, K and V
+        share width E, else ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight`` are
+        used; ``in_proj_bias`` (3E,) is cut likewise; ``out_proj`` is copied. The copy
+        is batch first whatever ``m.batch_first`` says: for ``m`` built with
+        ``batch_first=False`` pass ``x.transpose(0, 1)``, (T, B, E) -> (B, T, E).
+        torch's masks mean True = blocked; convert them with ``from_key_padding_mask``
+        and ``from_torch_attn_mask``. The copy shares no storage with ``m``.
+
+        Raises:
+            TypeError: ``m`` is not an ``nn.MultiheadAttention``.
+            ValueError: ``m`` uses ``add_bias_kv`` or ``add_zero_attn``, which append an
+                extra key and value that this module does not have.
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise TypeError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if m.bias_k is not None or m.bias_v is not None:
+            raise ValueError("m was built with add_bias_kv=True (a learned extra key and value); unsupported")
+        if m.add_zero_attn:
+            raise ValueError("m was built with add_zero_attn=True (an extra all-zero key and value); unsupported")
+        ref = m.out_proj.weight
+        new = cls(
+            m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None, dropout=m.dropout
+        ).to(device=ref.device, dtype=ref.dtype)
+        if m._qkv_same_embed_dim:
+            w_q, w_k, w_v = m.in_proj_weight.chunk(3)  # (3E, E) -> 3 x (E, E)
+        else:
+            w_q, w_k, w_v = m.q_proj_weight, m.k_proj_weight, m.v_proj_weight  # (E, E), (E, kdim), (E, vdim)
+        with torch.no_grad():
+            for proj, w in ((new.q_proj, w_q), (new.k_proj, w_k), (new.v_proj, w_v), (new.out_proj, ref)):
+                proj.weight.copy_(w)
+            if m.in_proj_bias is not None:
+                for proj, b in zip((new.q_proj, new.k_proj, new.v_proj), m.in_proj_bias.chunk(3)):  # (3E,) -> 3 x (E,)
+                    proj.bias.copy_(b)
+                new.out_proj.bias.copy_(m.out_proj.bias)
+        return new.train(m.training)
