@@ -4,6 +4,7 @@ Shape legend used everywhere: B batch, H heads, Tq query length, Tk key/value le
 E model width, Dh = E / H head width. Masks are bool, True = may attend.
 """
 
+from .additive import AdditiveAttention
 from .attention import masked_softmax, scaled_dot_product_attention
 from .masks import (
     causal_mask,
@@ -14,11 +15,14 @@ from .masks import (
     from_valid_lens,
     padding_mask,
 )
+from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .plotting import show_heatmaps, show_matmul
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdditiveAttention",
+    "MultiHeadAttention",
     "causal_mask",
     "expand_key_mask",
     "from_hf_attention_mask",
@@ -26,8 +30,10 @@ __all__ = [
     "from_torch_attn_mask",
     "from_valid_lens",
     "masked_softmax",
+    "merge_heads",
     "padding_mask",
     "scaled_dot_product_attention",
     "show_heatmaps",
     "show_matmul",
+    "split_heads",
 ]

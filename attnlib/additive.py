@@ -1,0 +1,116 @@
+"""Additive (Bahdanau) attention: a one-hidden-layer network scores every query-key pair.
+
+Shape legend: B batch, Tq query length, Tk key/value length, Dq query width, Dk key
+width, Dv value width, h ``num_hiddens`` (the width of the scoring network).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._checks import check_dropout, check_floating, check_mask, check_ndim, check_same_dtype_device, shape_str
+from .attention import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Attention with the additive score a(q, k) = w_v^T tanh(W_q q + W_k k).
+
+    Queries and keys are projected to a common width ``num_hiddens``, so they may have
+    different sizes (unlike dot-product attention). Scores are masked and normalised by
+    :func:`attnlib.masked_softmax`, the same path as dot-product attention: masked keys
+    get exactly zero weight, and a query whose keys are all masked gets zero weights and
+    a zero output.
+
+    Args:
+        query_size: Dq, the last dimension of ``queries``.
+        key_size: Dk, the last dimension of ``keys``.
+        num_hiddens: h, the width of the scoring network.
+        dropout: probability of zeroing a weight in training mode, in [0, 1).
+
+    Shapes (``forward``):
+        queries (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), all floating with the
+        same dtype and device; ``attn_mask`` bool, True = may attend, broadcastable to
+        (B, Tq, Tk) without enlarging it (e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``
+        gives (B, 1, Tk)), or floating (the queries' dtype), added to the scores.
+        Returns ``(output, weights)``: output (B, Tq, Dv) and weights (B, Tq, Tk), the
+        matrix that multiplied ``values`` (after dropout in training mode).
+
+    Raises:
+        TypeError: a non-floating input, inputs of different dtypes, an integer mask.
+        ValueError: inputs that are not 3-D, a last dimension other than ``query_size``
+            or ``key_size``, different batch sizes, keys and values of different lengths,
+            a mask that does not broadcast to (B, Tq, Tk), a bad ``dropout``, or inputs
+            on different devices.
+
+    Source: Bahdanau, Cho, Bengio 2015, "Neural Machine Translation by Jointly Learning
+    to Align and Translate", eq. (6) and appendix A.1.2, a(s, h) = v_a^T tanh(W_a s + U_a h);
+    Zhang et al., "Dive into Deep Learning", sec. 11.3, "Additive Attention" (11.3.4 in the
+    current online edition).
+    """
+
+    def __init__(self, query_size: int, key_size: int, num_hiddens: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        for name, n in (("query_size", query_size), ("key_size", key_size), ("num_hiddens", num_hiddens)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"{name} must be a positive int, got {n!r}")
+        check_dropout("dropout", dropout)
+        self.query_size, self.key_size, self.num_hiddens = query_size, key_size, num_hiddens
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def extra_repr(self) -> str:
+        return f"query_size={self.query_size}, key_size={self.key_size}, num_hiddens={self.num_hiddens}"
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """Unnormalised scores w_v^T tanh(W_q q_i + W_k k_j) for every pair: (B, Tq, Tk)."""
+        q = self.W_q(queries)  # (B, Tq, Dq) -> (B, Tq, h)
+        k = self.W_k(keys)  # (B, Tk, Dk) -> (B, Tk, h)
+        features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))  # (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h)
+        return self.w_v(features).squeeze(-1)  # (B, Tq, Tk, h) -> (B, Tq, Tk, 1) -> (B, Tq, Tk)
+
+    def forward(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(output (B, Tq, Dv), weights (B, Tq, Tk))``; see the class docstring."""
+        for name, x, layout in (
+            ("queries", queries, "(B, Tq, Dq)"),
+            ("keys", keys, "(B, Tk, Dk)"),
+            ("values", values, "(B, Tk, Dv)"),
+        ):
+            check_floating(name, x)
+            check_ndim(name, x, 3, layout)
+        check_same_dtype_device(queries=queries, keys=keys, values=values)
+        if queries.shape[-1] != self.query_size:
+            raise ValueError(f"queries must have shape (B, Tq, {self.query_size}), got shape {shape_str(queries)}")
+        if keys.shape[-1] != self.key_size:
+            raise ValueError(f"keys must have shape (B, Tk, {self.key_size}), got shape {shape_str(keys)}")
+        if not queries.shape[0] == keys.shape[0] == values.shape[0]:
+            raise ValueError(
+                "queries, keys and values must have the same batch size B, got queries "
+                f"{shape_str(queries)}, keys {shape_str(keys)} and values {shape_str(values)}"
+            )
+        if keys.shape[1] != values.shape[1]:
+            raise ValueError(
+                "keys and values must have the same length Tk (one value per key), "
+                f"got keys {shape_str(keys)} and values {shape_str(values)}"
+            )
+        (b, tq, _), tk = queries.shape, keys.shape[1]
+
+        scores = self.scores(queries, keys)  # (B, Tq, Tk)
+        mask = None
+        if attn_mask is not None:
+            check_mask("attn_mask", attn_mask, torch.Size((b, tq, tk)), layout="(B, Tq, Tk)", like=queries)
+            if attn_mask.dtype == torch.bool:
+                mask = attn_mask
+            else:
+                scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
+        weights = self.dropout(masked_softmax(scores, mask))  # (B, Tq, Tk), rows sum to 1 (0 if all masked)
+        output = weights @ values  # (B, Tq, Tk) @ (B, Tk, Dv) -> (B, Tq, Dv)
+        return output, weights
