@@ -65,6 +65,17 @@ def check_same_dtype_device(**tensors: torch.Tensor) -> None:
             )
 
 
+def check_matches_parameters(names: str, x: torch.Tensor, parameter: torch.Tensor) -> None:
+    """Raise TypeError unless ``x`` has the module parameters' dtype, ValueError unless their device."""
+    if x.dtype != parameter.dtype:
+        raise TypeError(
+            f"{names} must have the module's dtype {parameter.dtype}, got {x.dtype}; convert the module "
+            f"with .to({x.dtype}) or the inputs with .to({parameter.dtype})"
+        )
+    if x.device != parameter.device:
+        raise ValueError(f"{names} must be on the module's device {parameter.device}, got {x.device}")
+
+
 def check_dropout(name: str, p: float) -> None:
     """Raise ValueError unless ``0 <= p < 1``."""
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p < 1.0:
@@ -103,9 +114,13 @@ def check_mask(
     size 1 in ``target`` to more, raises instead of silently returning a larger result.
     Boolean masks are accepted; floating masks (added to the scores) only when
     ``allow_float`` and with ``like``'s dtype. Integer masks and floating masks made only
-    of 0 and 1 raise, because they are almost always a boolean mask of the wrong dtype.
+    of 0 and 1 raise, because they are almost always a boolean mask of the wrong dtype;
+    a floating mask holding NaN or +inf raises, because it would make the weights NaN.
+    The device is checked first, so no value is read from a mask on another device.
     """
     check_tensor(name, mask)
+    if mask.device != like.device:
+        raise ValueError(f"{name} must be on {like.device} (where the scores are), got {mask.device}")
     if mask.dtype != torch.bool:
         if not mask.is_floating_point():
             raise TypeError(
@@ -126,8 +141,11 @@ def check_mask(
                 f"scores, so this would shift them instead of masking. If 1 means 'may attend', "
                 f"pass {name}.bool(); if 1 means 'blocked', pass ~{name}.bool()"
             )
-    if mask.device != like.device:
-        raise ValueError(f"{name} must be on {like.device}, got {mask.device}")
+        if bool((mask.isnan() | mask.isposinf()).any()):
+            raise ValueError(
+                f"a float {name} must hold finite values or -inf (blocked), got NaN or +inf, "
+                f"which would make the weights NaN"
+            )
     try:
         broadcast = torch.broadcast_shapes(mask.shape, target)
     except RuntimeError:

@@ -9,7 +9,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_floating, check_mask, check_ndim, check_same_dtype_device, shape_str
+from ._checks import (
+    check_dropout,
+    check_floating,
+    check_mask,
+    check_matches_parameters,
+    check_ndim,
+    check_same_dtype_device,
+    shape_str,
+)
 from .attention import masked_softmax
 
 
@@ -37,11 +45,12 @@ class AdditiveAttention(nn.Module):
         matrix that multiplied ``values`` (after dropout in training mode).
 
     Raises:
-        TypeError: a non-floating input, inputs of different dtypes, an integer mask.
+        TypeError: a non-floating input, inputs of different dtypes or of another dtype
+            than the module's parameters, an integer mask.
         ValueError: inputs that are not 3-D, a last dimension other than ``query_size``
             or ``key_size``, different batch sizes, keys and values of different lengths,
             a mask that does not broadcast to (B, Tq, Tk), a bad ``dropout``, or inputs
-            on different devices.
+            on different devices (from each other or from the module's parameters).
 
     Source: Bahdanau, Cho, Bengio 2015, "Neural Machine Translation by Jointly Learning
     to Align and Translate", eq. (6) and appendix A.1.2, a(s, h) = v_a^T tanh(W_a s + U_a h);
@@ -87,6 +96,7 @@ class AdditiveAttention(nn.Module):
             check_floating(name, x)
             check_ndim(name, x, 3, layout)
         check_same_dtype_device(queries=queries, keys=keys, values=values)
+        check_matches_parameters("queries, keys and values", queries, self.W_q.weight)
         if queries.shape[-1] != self.query_size:
             raise ValueError(f"queries must have shape (B, Tq, {self.query_size}), got shape {shape_str(queries)}")
         if keys.shape[-1] != self.key_size:

@@ -54,14 +54,36 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, dim: 
     sec. 3.2.3 (masking by setting illegal connections to -inf).
     """
     check_floating("scores", scores)
-    keep = scores != NEG_INF  # a score of -inf is masked too
     if mask is not None:
         check_mask("mask", mask, scores.shape, layout="scores' shape", like=scores, allow_float=False)
-        keep = keep & mask  # (...) broadcast to scores' shape
-    any_kept = keep.any(dim=dim, keepdim=True)  # False for a fully masked row
-    safe = scores.masked_fill(~keep, NEG_INF).masked_fill(~any_kept, 0.0)  # no all -inf rows
-    weights = torch.softmax(safe, dim=dim)
-    return weights.masked_fill(~keep, 0.0)  # masked -> exactly 0; fully masked row -> zeros
+    return _masked_softmax(scores, mask, dim)
+
+
+def _masked_softmax(
+    scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1, *, overwrite: bool = False
+) -> torch.Tensor:
+    """:func:`masked_softmax` without the input checks.
+
+    ``overwrite=True`` computes the weights in ``scores``' memory instead of new tensors
+    of the same size: allocating a fresh (..., Tq, Tk) tensor costs about as much time as
+    the softmax itself. Only for scores the caller made and autograd does not need.
+    """
+    if scores.numel() == 0:
+        return torch.softmax(scores, dim=dim)  # nothing to normalise (and amax needs an element)
+    fill = torch.Tensor.masked_fill_ if overwrite else torch.Tensor.masked_fill
+    if mask is not None:
+        scores = fill(scores, ~mask, NEG_INF)  # masked -> -inf, so that exp gives exactly 0
+    # A row whose keys are all masked would give 0 / 0 = NaN: softmax a row of zeros instead,
+    # then zero its weights, so that its weights and its gradient are 0, not NaN. A row
+    # holding NaN or +inf has a NaN or +inf maximum and stays NaN. Rows are rarely fully
+    # masked, so the two extra full-size passes run only when one is (meta tensors hold no
+    # values to test: they take them always).
+    all_masked = scores.amax(dim=dim, keepdim=True) == NEG_INF  # (..., 1): every key masked
+    some_row_all_masked = scores.is_meta or bool(all_masked.any())
+    if some_row_all_masked:
+        scores = fill(scores, all_masked, 0.0)
+    weights = torch.softmax(scores, dim=dim, out=scores if overwrite else None)
+    return fill(weights, all_masked, 0.0) if some_row_all_masked else weights
 
 
 def scaled_dot_product_attention(
@@ -83,9 +105,12 @@ def scaled_dot_product_attention(
         query: (..., Tq, E) floating.
         key: (..., Tk, E), same dtype and device as ``query``.
         value: (..., Tk, Ev), same dtype and device.
-        attn_mask: optional, broadcastable to (..., Tq, Tk) without enlarging the batch
-            shape. bool: True = may attend. floating (``query``'s dtype): added to the
-            scores (0 = attend, -inf = blocked).
+        attn_mask: optional, broadcastable to the scores' shape (..., Tq, Tk) without
+            enlarging it (``...`` = the batch shape of query and key). bool: True = may
+            attend. floating (``query``'s dtype): added to the scores (0 = attend, -inf =
+            blocked; a -inf key stays blocked even where its score overflowed to +inf in
+            float16). Integer masks raise, and so do float masks of only 0s and 1s (a bool
+            mask of the wrong dtype: use ``.bool()``).
         dropout_p: probability of zeroing a weight, in [0, 1). Like torch's function, it
             is applied whenever > 0 (there is no training flag); pass 0.0 to evaluate.
         is_causal: apply ``causal_mask(Tq, Tk)`` aligned top-left (query i sees keys
@@ -104,8 +129,9 @@ def scaled_dot_product_attention(
             integer mask, or a float mask of another dtype.
         ValueError: query and key widths differ, key and value lengths differ, batch
             dimensions do not broadcast, a mask does not broadcast to (..., Tq, Tk) or
-            would enlarge it, a float mask of only 0s and 1s, ``attn_mask`` together with
-            ``is_causal``, ``dropout_p`` outside [0, 1), or inputs on different devices.
+            would enlarge it, a float mask of only 0s and 1s or holding NaN or +inf,
+            ``attn_mask`` together with ``is_causal``, ``dropout_p`` outside [0, 1), a
+            ``scale`` that is NaN or infinite, or inputs (or the mask) on different devices.
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1.
     """
@@ -123,29 +149,34 @@ def scaled_dot_product_attention(
             "key and value must have the same length Tk (one value per key), "
             f"got key {shape_str(key)} and value {shape_str(value)}"
         )
-    batch = broadcast_batch(query=query, key=key, value=value)
+    broadcast_batch(query=query, key=key, value=value)  # raises unless the batch dimensions broadcast
     check_dropout("dropout_p", dropout_p)
     if is_causal and attn_mask is not None:
         raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
         raise TypeError(f"scale must be a float or None, got {type(scale).__name__}")
+    if scale is not None and not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite float (default 1 / sqrt(E)), got {scale!r}")
 
     tq, e = query.shape[-2], query.shape[-1]
     tk = key.shape[-2]
     scale = 1.0 / math.sqrt(e) if scale is None else scale
 
-    scores = query @ key.transpose(-2, -1) * scale  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
     mask = None
     if is_causal:
         mask = causal_mask(tq, tk, device=query.device)  # (Tq, Tk), top-left aligned
     elif attn_mask is not None:
-        target = torch.Size((*batch, tq, tk))
+        target = torch.Size((*broadcast_batch(query=query, key=key), tq, tk))  # the scores' shape
         check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
-        if attn_mask.dtype == torch.bool:
-            mask = attn_mask
-        else:
-            scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
-    weights = masked_softmax(scores, mask)  # (..., Tq, Tk), rows sum to 1 (or 0 if all masked)
+        mask = attn_mask if attn_mask.dtype == torch.bool else attn_mask != NEG_INF  # True = may attend
+
+    scores = query @ key.transpose(-2, -1)  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
+    scores.mul_(scale)  # in place: scores is a new tensor, and this saves a full-size copy
+    if attn_mask is not None and attn_mask.is_floating_point():
+        scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
+    # The weights may overwrite the scores unless autograd needs them (saves a (..., Tq, Tk) tensor).
+    overwrite = not (torch.is_grad_enabled() and scores.requires_grad)
+    weights = _masked_softmax(scores, mask, overwrite=overwrite)  # (..., Tq, Tk), rows sum to 1 (or 0)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     output = weights @ value  # (..., Tq, Tk) @ (..., Tk, Ev) -> (..., Tq, Ev)

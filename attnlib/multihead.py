@@ -10,7 +10,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_floating, check_ndim, check_same_dtype_device, check_tensor, shape_str
+from ._checks import (
+    check_dropout,
+    check_floating,
+    check_matches_parameters,
+    check_ndim,
+    check_same_dtype_device,
+    check_tensor,
+    shape_str,
+)
 from .attention import scaled_dot_product_attention
 
 
@@ -145,8 +153,9 @@ class MultiHeadAttention(nn.Module):
         Args:
             query: (B, Tq, E). key: (B, Tk, kdim). value: (B, Tk, vdim). Same dtype and
                 device as each other and as the module's parameters.
-            attn_mask: optional, broadcastable to (B, H, Tq, Tk): bool (True = may
-                attend) or float (added to the scores). A (B, Tk) padding mask must get
+            attn_mask: optional, 2-D (Tq, Tk) or 4-D, broadcastable to (B, H, Tq, Tk):
+                bool (True = may attend) or float (added to the scores). A 3-D mask
+                raises: (B, Tq, Tk) would be read as (H, Tq, Tk). A (B, Tk) padding mask must get
                 its head and query axes first: ``expand_key_mask(mask)`` (True = real
                 token) or ``from_key_padding_mask(kpm)`` (torch's True = padding).
             is_causal: query i sees keys 0..i only (top-left aligned); not together
@@ -164,6 +173,12 @@ class MultiHeadAttention(nn.Module):
                 another device, or a mask that does not broadcast to (B, H, Tq, Tk).
         """
         self._check_inputs(query, key, value)
+        if attn_mask is not None and attn_mask.dim() == 3:
+            raise ValueError(
+                f"attn_mask must be 2-D (Tq, Tk) or 4-D (B, H or 1, Tq, Tk), got shape {shape_str(attn_mask)}: "
+                "a 3-D mask would be read as (H, Tq, Tk), so a (B, 1, Tk) or (B, Tq, Tk) mask gives a wrong "
+                "answer when B equals H. Add the head axis: attn_mask[:, None]"
+            )
         q = split_heads(self.q_proj(query), self.num_heads)  # (B, Tq, E) -> (B, H, Tq, Dh)
         k = split_heads(self.k_proj(key), self.num_heads)  # (B, Tk, kdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
         v = split_heads(self.v_proj(value), self.num_heads)  # (B, Tk, vdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
@@ -186,14 +201,7 @@ class MultiHeadAttention(nn.Module):
             if x.shape[-1] != width:
                 raise ValueError(f"{name} must have shape {layout}, got shape {shape_str(x)}")
         check_same_dtype_device(query=query, key=key, value=value)
-        param = self.q_proj.weight
-        if query.dtype != param.dtype:
-            raise TypeError(
-                f"query, key and value must have the module's dtype {param.dtype}, got {query.dtype}; "
-                f"convert the module with .to({query.dtype}) or the inputs with .to({param.dtype})"
-            )
-        if query.device != param.device:
-            raise ValueError(f"query, key and value must be on the module's device {param.device}, got {query.device}")
+        check_matches_parameters("query, key and value", query, self.q_proj.weight)
         if not query.shape[0] == key.shape[0] == value.shape[0]:
             raise ValueError(
                 f"query, key and value must have the same batch size B, got query {shape_str(query)}, "

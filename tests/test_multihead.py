@@ -14,6 +14,7 @@ from attnlib import (
     from_key_padding_mask,
     from_torch_attn_mask,
     merge_heads,
+    padding_mask,
     split_heads,
 )
 
@@ -280,3 +281,15 @@ def test_from_torch_rejects_extra_keys():
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, add_zero_attn=True))
     with pytest.raises(TypeError, match="torch.nn.MultiheadAttention"):
         MultiHeadAttention.from_torch(nn.Linear(8, 8))
+
+
+def test_a_3d_mask_raises_instead_of_being_read_as_per_head():
+    # With B == H a (B, 1, Tk) padding mask broadcasts to (B, H, Tq, Tk) as if it were (H, 1, Tk):
+    # example 0 would get example 1's padding. attnlib refuses 3-D masks and names the fix.
+    mha = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
+    key_mask = padding_mask([4, 2], 4)  # (B, Tk)
+    with pytest.raises(ValueError, match=r"attn_mask must be 2-D \(Tq, Tk\) or 4-D .* got shape \(2, 1, 4\)"):
+        mha(x, x, x, attn_mask=key_mask[:, None, :])
+    _, weights = mha(x, x, x, attn_mask=key_mask[:, None, None, :])  # the 4-D form is right
+    assert torch.all(weights[0, :, :, 2:] > 0) and torch.all(weights[1, :, :, 2:] == 0)
