@@ -30,7 +30,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, dim: 
     """Softmax over keys that leaves masked positions at exactly zero weight.
 
     A position is masked when ``mask`` is False there or when its score is ``-inf``.
-    Masked scores are set to ``-inf`` (never a finite sentinel such as -1e9, which gives
+    Masked scores are set to ``-inf`` (never a finite sentinel such as minus 10^9, which gives
     padding uniform weight in a fully masked row and overflows float16). A row whose
     positions are all masked gets all-zero weights instead of the NaN that
     ``softmax([-inf, -inf])`` gives, and its gradient is zero, not NaN; this is what
