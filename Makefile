@@ -6,6 +6,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
+# JupyterLab refuses to start as root (as in many containers) unless told it may.
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
 .PHONY: setup lab test course notebooks images bench clean
@@ -20,7 +22,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 ## make lab: JupyterLab on notebooks/ (extra arguments: make lab ARGS=--no-browser)
 lab: setup
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ARGS)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ROOT) $(ARGS)
 
 ## make test: lint, attnlib's unit tests, then every notebook replayed by nbval
 test: setup
