@@ -76,6 +76,36 @@ def check_matches_parameters(names: str, x: torch.Tensor, parameter: torch.Tenso
         raise ValueError(f"{names} must be on the module's device {parameter.device}, got {x.device}")
 
 
+def check_batch_first_inputs(
+    parameter: torch.Tensor, inputs: tuple[tuple[str, object, str, int | None, str], ...]
+) -> None:
+    """Check a module's (query, key, value) inputs, each batch first and 3-D.
+
+    ``inputs`` holds three ``(name, tensor, layout, width, width_layout)``: the tensor must
+    be floating, 3-D (else the error shows ``layout``), with last dimension ``width`` unless
+    that is None (else it shows ``width_layout``), of ``parameter``'s dtype and device; all three share the
+    batch size B, and the last two (key and value) their length Tk.
+    """
+    for name, x, layout, width, width_layout in inputs:
+        check_floating(name, x)
+        check_ndim(name, x, 3, layout)
+        if width is not None and x.shape[-1] != width:
+            raise ValueError(f"{name} must have shape {width_layout}, got shape {shape_str(x)}")
+    (q_name, query, *_), (k_name, key, *_), (v_name, value, *_) = inputs
+    check_same_dtype_device(**{q_name: query, k_name: key, v_name: value})
+    check_matches_parameters(f"{q_name}, {k_name} and {v_name}", query, parameter)
+    if not query.shape[0] == key.shape[0] == value.shape[0]:
+        raise ValueError(
+            f"{q_name}, {k_name} and {v_name} must have the same batch size B, got {q_name} {shape_str(query)}, "
+            f"{k_name} {shape_str(key)} and {v_name} {shape_str(value)}"
+        )
+    if key.shape[1] != value.shape[1]:
+        raise ValueError(
+            f"{k_name} and {v_name} must have the same length Tk (one value per key), "
+            f"got {k_name} {shape_str(key)} and {v_name} {shape_str(value)}"
+        )
+
+
 def check_dropout(name: str, p: float) -> None:
     """Raise ValueError unless ``0 <= p < 1``."""
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p < 1.0:

@@ -9,15 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import (
-    check_dropout,
-    check_floating,
-    check_mask,
-    check_matches_parameters,
-    check_ndim,
-    check_same_dtype_device,
-    shape_str,
-)
+from ._checks import check_batch_first_inputs, check_dropout, check_mask
 from .attention import masked_softmax
 
 
@@ -88,29 +80,11 @@ class AdditiveAttention(nn.Module):
         attn_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(output (B, Tq, Dv), weights (B, Tq, Tk))``; see the class docstring."""
-        for name, x, layout in (
-            ("queries", queries, "(B, Tq, Dq)"),
-            ("keys", keys, "(B, Tk, Dk)"),
-            ("values", values, "(B, Tk, Dv)"),
-        ):
-            check_floating(name, x)
-            check_ndim(name, x, 3, layout)
-        check_same_dtype_device(queries=queries, keys=keys, values=values)
-        check_matches_parameters("queries, keys and values", queries, self.W_q.weight)
-        if queries.shape[-1] != self.query_size:
-            raise ValueError(f"queries must have shape (B, Tq, {self.query_size}), got shape {shape_str(queries)}")
-        if keys.shape[-1] != self.key_size:
-            raise ValueError(f"keys must have shape (B, Tk, {self.key_size}), got shape {shape_str(keys)}")
-        if not queries.shape[0] == keys.shape[0] == values.shape[0]:
-            raise ValueError(
-                "queries, keys and values must have the same batch size B, got queries "
-                f"{shape_str(queries)}, keys {shape_str(keys)} and values {shape_str(values)}"
-            )
-        if keys.shape[1] != values.shape[1]:
-            raise ValueError(
-                "keys and values must have the same length Tk (one value per key), "
-                f"got keys {shape_str(keys)} and values {shape_str(values)}"
-            )
+        check_batch_first_inputs(self.W_q.weight, (
+            ("queries", queries, "(B, Tq, Dq)", self.query_size, f"(B, Tq, {self.query_size})"),
+            ("keys", keys, "(B, Tk, Dk)", self.key_size, f"(B, Tk, {self.key_size})"),
+            ("values", values, "(B, Tk, Dv)", None, "(B, Tk, Dv)"),  # any value width Dv
+        ))
         (b, tq, _), tk = queries.shape, keys.shape[1]
 
         scores = self.scores(queries, keys)  # (B, Tq, Tk)

@@ -10,15 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import (
-    check_dropout,
-    check_floating,
-    check_matches_parameters,
-    check_ndim,
-    check_same_dtype_device,
-    check_tensor,
-    shape_str,
-)
+from ._checks import check_batch_first_inputs, check_dropout, check_ndim, check_tensor, shape_str
 from .attention import scaled_dot_product_attention
 
 
@@ -189,29 +181,12 @@ class MultiHeadAttention(nn.Module):
         return output, weights
 
     def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
-        expected = (
-            ("query", query, "(B, Tq, E={})", self.embed_dim),
-            ("key", key, "(B, Tk, kdim={})", self.kdim),
-            ("value", value, "(B, Tk, vdim={})", self.vdim),
-        )
-        for name, x, template, width in expected:
-            check_floating(name, x)
-            layout = template.format(width)
-            check_ndim(name, x, 3, layout)
-            if x.shape[-1] != width:
-                raise ValueError(f"{name} must have shape {layout}, got shape {shape_str(x)}")
-        check_same_dtype_device(query=query, key=key, value=value)
-        check_matches_parameters("query, key and value", query, self.q_proj.weight)
-        if not query.shape[0] == key.shape[0] == value.shape[0]:
-            raise ValueError(
-                f"query, key and value must have the same batch size B, got query {shape_str(query)}, "
-                f"key {shape_str(key)} and value {shape_str(value)}"
-            )
-        if key.shape[1] != value.shape[1]:
-            raise ValueError(
-                f"key and value must have the same length Tk (one value per key), "
-                f"got key {shape_str(key)} and value {shape_str(value)}"
-            )
+        layouts = ("(B, Tq, E={})", "(B, Tk, kdim={})", "(B, Tk, vdim={})")
+        widths = (self.embed_dim, self.kdim, self.vdim)
+        check_batch_first_inputs(self.q_proj.weight, tuple(
+            (name, x, layout.format(width), width, layout.format(width))
+            for name, x, layout, width in zip(("query", "key", "value"), (query, key, value), layouts, widths)
+        ))
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
