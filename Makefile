@@ -1,22 +1,35 @@
 # The course's commands. Every target sets up .venv first (idempotent, fast when done):
-# torch==2.13.0 on its own first, so pip never pulls a newer build with CUDA, then the
-# pinned requirements and attnlib itself (pip install -e .).
+# it checks the Python version, installs torch on its own from PyTorch's CPU wheel index
+# (so a Linux laptop gets the CPU build, not the CUDA one with gigabytes of nvidia
+# packages that PyPI's plain torch==2.13.0 brings), then the pinned requirements and
+# attnlib itself (pip install -e .).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
+TORCH_VERSION := 2.13.0
+# CPU builds for Linux, macOS and Windows. A machine that cannot reach it but has torch in its
+# own pip configuration (a local wheel or mirror) takes it from there: --retries 1 keeps the
+# failed look-ups short.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION)
 # JupyterLab refuses to start as root (as in many containers) unless told it may.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test course notebooks images bench clean
+.PHONY: setup lab test course notebooks images bench colab-links clean
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet torch==2.13.0
+	@if [ ! -x $(PY) ]; then \
+	  command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11, then run: make $(MAKECMDGOALS) PYTHON=python3.11"; exit 1; }; \
+	  $(PYTHON) tests/tools/check_python.py || exit 1; \
+	  $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "Could not create $(VENV). On Debian or Ubuntu install the venv module first (sudo apt install python3-venv, or python3.11-venv), then run make again."; exit 1; }; \
+	fi
+	@$(PY) tests/tools/check_python.py
+	$(PY) $(TORCH_INSTALL)
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
@@ -44,6 +57,11 @@ images: setup
 ## make bench: attnlib against PyTorch's own attention (time and peak memory), prints a table
 bench: setup
 	$(PY) tests/tools/bench_attention.py $(ARGS)
+
+## make colab-links REPO=owner/name: set the course's public address (pyproject.toml) and
+## rewrite the README's Colab and Binder badges and every notebook's setup cell from it
+colab-links: setup
+	$(PY) tests/tools/colab_links.py $(if $(REPO),--repo $(REPO),)
 
 clean:
 	rm -rf build .pytest_cache
