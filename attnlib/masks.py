@@ -173,7 +173,7 @@ def from_valid_lens(
         )
     per_query = valid_lens.dim() == 2
     if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 2 + per_query:
-        layouts = "3 for (B, Tq, Tk) or 4 for (B, H, Tq, Tk)"
+        layouts = "the scores' dimensions: 3 for (B, Tq, Tk), 4 for (B, H, Tq, Tk)"
         raise ValueError(
             f"ndim must be an int >= {2 + per_query} ({layouts}) for valid_lens of shape "
             f"{shape_str(valid_lens)}, got {ndim!r}"
