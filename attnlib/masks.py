@@ -133,12 +133,56 @@ def expand_key_mask(mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
     return mask.view(b, *([1] * (ndim - 2)), tk)  # (B, Tk) -> (B, 1, ..., 1, Tk)
 
 
-def from_valid_lens(valid_lens: torch.Tensor | list[int], max_len: int, ndim: int = 4) -> torch.Tensor:
-    """d2l's ``valid_lens`` (B,) to a key mask (B, 1, 1, Tk) (ndim=4) or (B, 1, Tk) (ndim=3).
+def from_valid_lens(
+    valid_lens: torch.Tensor | list[int] | list[list[int]], max_len: int, ndim: int = 4
+) -> torch.Tensor:
+    """d2l's ``valid_lens`` to a mask: one length per example (B,) or per query (B, Tq).
 
-    Raises what :func:`padding_mask` raises.
+    d2l's masked softmax takes either shape. With (B,) every query of example b sees
+    keys 0..valid_lens[b] - 1 (a key padding mask). With (B, Tq) query i of example b
+    sees keys 0..valid_lens[b, i] - 1: each query has its own length, so the result
+    has a query axis.
+
+    Args:
+        valid_lens: int (B,) or (B, Tq) lengths, each in [0, max_len] (nested lists of
+            ints are accepted).
+        max_len: Tk, the padded number of keys.
+        ndim: the number of dimensions of the scores: 3 for (B, Tq, Tk), 4 for
+            (B, H, Tq, Tk).
+
+    Returns:
+        bool, True = may attend. From (B,): (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for
+        ndim=3. From (B, Tq): (B, 1, Tq, Tk) for ndim=4, (B, Tq, Tk) for ndim=3, with
+        ``out[b, ..., i, j]`` True when ``j < valid_lens[b, i]``.
+
+    Raises:
+        TypeError: ``valid_lens`` is not an integer tensor or (nested) list of ints.
+        ValueError: ``valid_lens`` is neither (B,) nor (B, Tq); ``ndim`` is below 2
+            for (B,) or below 3 for (B, Tq); a length outside [0, max_len].
+
+    Source: the ``valid_lens`` masked softmax of Zhang et al., "Dive into Deep
+    Learning", sec. 11.3 (attention scoring functions).
     """
-    return expand_key_mask(padding_mask(valid_lens, max_len), ndim)
+    if isinstance(valid_lens, (list, tuple)):
+        valid_lens = torch.tensor(valid_lens, dtype=torch.long)
+    check_tensor("valid_lens", valid_lens)
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(
+            f"valid_lens must have shape (B,) (one length per example) or (B, Tq) (one length "
+            f"per query), got shape {shape_str(valid_lens)}"
+        )
+    per_query = valid_lens.dim() == 2
+    if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 2 + per_query:
+        layouts = "the scores' dimensions: 3 for (B, Tq, Tk), 4 for (B, H, Tq, Tk)"
+        raise ValueError(
+            f"ndim must be an int >= {2 + per_query} ({layouts}) for valid_lens of shape "
+            f"{shape_str(valid_lens)}, got {ndim!r}"
+        )
+    mask = padding_mask(valid_lens, max_len)  # (B, Tk), or (B, Tq, Tk) per query
+    if not per_query:
+        return expand_key_mask(mask, ndim)  # (B, Tk) -> (B, 1, ..., 1, Tk)
+    b, tq, tk = mask.shape
+    return mask.view(b, *([1] * (ndim - 3)), tq, tk)  # (B, Tq, Tk) -> (B, 1, ..., 1, Tq, Tk)
 
 
 def from_key_padding_mask(key_padding_mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
