@@ -30,7 +30,7 @@ def save(fig, name: str) -> None:
 
 
 def qkv_matmul() -> None:
-    """Notebook 01, section 2: Q @ K^T for seed 000's torch.manual_seed(42) example."""
+    """Notebook 01, section 3: Q @ K^T for the torch.manual_seed(42) example of 'QKV-Attention and Masking'."""
     torch.manual_seed(42)
     q, k = torch.randn(2, 4), torch.randn(3, 4)
     fig = attnlib.show_matmul(q, k.T, q @ k.T, names=("Q", "K^T", "Q K^T"),
@@ -39,7 +39,7 @@ def qkv_matmul() -> None:
 
 
 def self_attention_weights() -> None:
-    """Notebook 01, section 3: self-attention weights of seed 002's three tokens."""
+    """Notebook 01, section 5: self-attention weights of the three tokens of StatQuest's attention code."""
     tokens = ["write", "poetry", "<EOS>"]
     x = torch.tensor([[1.16, 0.23], [0.57, 1.36], [4.41, -2.16]])
     torch.manual_seed(42)
