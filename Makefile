@@ -18,7 +18,7 @@ TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) t
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test course notebooks images bench colab-links clean
+.PHONY: setup lab test course notebooks exercises images bench colab-links clean
 
 setup: $(STAMP)
 
@@ -46,9 +46,13 @@ test: setup
 course: setup
 	$(PY) tests/tools/run_notebooks.py course $(ARGS)
 
-## make notebooks: re-execute the notebooks in place to refresh their stored outputs
+## make notebooks: re-execute the notebooks (and their solved versions) in place to refresh their stored outputs
 notebooks: setup
 	OMP_NUM_THREADS=1 $(PY) tests/tools/run_notebooks.py refresh $(ARGS)
+
+## make exercises: make the learner notebooks from the solved ones in notebooks/solutions/ and run them
+exercises: setup
+	OMP_NUM_THREADS=1 $(PY) tests/tools/make_exercises.py $(ARGS)
 
 ## make images: export the figures the README shows into images/
 images: setup

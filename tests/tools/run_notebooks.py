@@ -6,7 +6,8 @@
 `course` is the headless run of the course: it writes executed copies to build/ and exits
 non-zero if any notebook fails. `refresh` rewrites notebooks/*.ipynb with new outputs and
 keeps only stable metadata (no execution timestamps), so nbval can replay them.
-NAME filters notebooks by a substring of their file name (e.g. `01`).
+`refresh` also refreshes the solved versions in notebooks/solutions/. NAME filters notebooks by a
+substring of their path under notebooks/ (`01` is both versions of 01, `solutions/01` the solved one).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     mode, names = argv[0], argv[1:]
-    paths = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not names or any(n in p.name for n in names))
+    found = sorted(NOTEBOOKS.glob("*.ipynb"))  # the learner versions: what `course` runs
+    if mode == "refresh":
+        found += sorted(NOTEBOOKS.glob("solutions/*.ipynb"))  # and the solved ones beside them
+    paths = [p for p in found if not names or any(n in p.relative_to(NOTEBOOKS).as_posix() for n in names)]
     if not paths:
         print(f"no notebooks match {names}")
         return 1
@@ -74,8 +78,9 @@ def main(argv: list[str]) -> int:
                 nbformat.write(nb, path)
             else:
                 nbformat.write(nb, BUILD / path.name)
-        rows.append((path.name, seconds, status))
-        print(f"{path.name}: {status} in {seconds:.1f} s", flush=True)
+        name = path.relative_to(NOTEBOOKS).as_posix()
+        rows.append((name, seconds, status))
+        print(f"{name}: {status} in {seconds:.1f} s", flush=True)
     width = max(len(r[0]) for r in rows)
     print(f"\n{'notebook':<{width}}  {'seconds':>7}  result")
     for name, seconds, status in rows:

@@ -1,0 +1,178 @@
+"""Checkers for the course's exercises: each names the classic mistake when it recognises one.
+
+Every exercise in a notebook is a stub cell the learner fills in, then a check cell that calls one
+checker from the notebook's module here (``attnlib.exercises.nb01`` for notebook 01, and so on).
+A checker prints exactly one line and never raises, so a learner notebook always runs top to bottom:
+
+- ``"<exercise>: correct. ..."`` when the answer matches the reference;
+- ``"<exercise>: not yet. <hint>"`` when it matches a known wrong answer (the hint names the
+  mistake and the fix), or a general hint that shows what was expected and what came back;
+- ``"<exercise>: not attempted yet"`` while the stub is untouched (its answer is ``None`` or
+  ``...``, or its function returns ``None``).
+
+This module holds the shared machinery, :func:`check_value` for an answer that is a value (a shape,
+a number, a tensor, a boolean) and :func:`check_function` for an answer that is a function; each
+notebook's module builds its checkers from them. Every checker returns ``None``: it reports by
+printing, so a check cell shows one line and no ``Out[...]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+NOT_ATTEMPTED = "not attempted yet"
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer and the hint that names it.
+
+    ``answer`` is either the wrong value itself (compared like the reference) or, for
+    :func:`check_function`, a wrong implementation run on the same inputs as the learner's.
+    ``when`` may replace both: a predicate on the learner's answer (or output) that recognises
+    the mistake, for mistakes that are a family rather than one value (e.g. "rows sum to Tq").
+    """
+
+    hint: str
+    answer: Any = None
+    when: Callable[[Any], bool] | None = field(default=None, compare=False)
+
+
+def _is_stub(answer: Any) -> bool:
+    return answer is None or answer is Ellipsis
+
+
+def _as_comparable(x: Any) -> Any:
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, list) and x and all(isinstance(v, (int, float, bool)) for v in x):
+        return tuple(x)
+    return x
+
+
+def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    """True when ``got`` equals ``expected``: tensors by shape and values (NaN never equal), the rest by ==."""
+    got, expected = _as_comparable(got), _as_comparable(expected)
+    if isinstance(expected, torch.Tensor) or isinstance(got, torch.Tensor):
+        if not (isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor)):
+            return False
+        if got.shape != expected.shape or got.dtype.is_floating_point != expected.dtype.is_floating_point:
+            return False
+        if got.dtype == torch.bool or expected.dtype == torch.bool:
+            return got.dtype == expected.dtype and torch.equal(got, expected)
+        got_d, exp_d = got.detach().double(), expected.detach().double()
+        return bool(torch.allclose(got_d, exp_d, atol=atol, rtol=rtol))  # equal_nan=False: NaN is always wrong
+    if isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        return abs(got - expected) <= atol + rtol * abs(expected)
+    if isinstance(got, bool) or isinstance(expected, bool):
+        return type(got) is type(expected) and got == expected  # True is an answer, 1 is not
+    try:
+        return bool(got == expected)
+    except Exception:  # an answer whose == raises is simply not the expected one
+        return False
+
+
+def describe(x: Any, limit: int = 120) -> str:
+    """A short, readable form of an answer for a hint: shapes for big tensors, rounded values for small."""
+    if isinstance(x, torch.Tensor):
+        if x.numel() <= 12:
+            values = x.detach().double().round(decimals=4).tolist() if x.is_floating_point() else x.tolist()
+            return f"tensor of shape {tuple(x.shape)}: {values}"
+        return f"tensor of shape {tuple(x.shape)}, dtype {str(x.dtype).removeprefix('torch.')}"
+    text = repr(_as_comparable(x))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _matching_mistake(got: Any, mistakes: Sequence[Mistake], wrong_value: Callable[[Mistake], Any]) -> Mistake | None:
+    for mistake in mistakes:
+        try:
+            if mistake.when is not None:
+                if mistake.when(got):
+                    return mistake
+            elif same(got, wrong_value(mistake)):
+                return mistake
+        except Exception:  # a predicate that cannot judge this answer does not match it
+            continue
+    return None
+
+
+def check_value(
+    name: str, answer: Any, expected: Any, mistakes: Sequence[Mistake] = (), *,
+    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4,
+) -> None:
+    """Print one line judging ``answer`` against ``expected``, naming the mistake when one is recognised.
+
+    Args:
+        name: the exercise, as the notebook titles it (e.g. ``"Exercise 2"``).
+        answer: the learner's value; ``None`` or ``...`` means not attempted.
+        expected: the reference value (tensor, tuple, number, bool, str).
+        mistakes: known wrong values, each with the hint to print.
+        correct: a short sentence added after "correct." (what the answer means).
+        atol, rtol: tolerances for tensors and floats.
+    """
+    if _is_stub(answer):
+        print(f"{name}: {NOT_ATTEMPTED}")
+    elif same(answer, expected, atol=atol, rtol=rtol):
+        print(f"{name}: correct." + (f" {correct}" if correct else ""))
+    elif (mistake := _matching_mistake(answer, mistakes, lambda m: m.answer)) is not None:
+        print(f"{name}: not yet. {mistake.hint}")
+    else:
+        print(f"{name}: not yet. Expected {describe(expected)}, got {describe(answer)}.")
+
+
+def check_function(
+    name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
+    mistakes: Sequence[Mistake] = (), *, correct: str = "", atol: float = 1e-5, rtol: float = 1e-4,
+) -> None:
+    """Print one line judging the learner's ``function`` on every input tuple against ``reference``.
+
+    The function is called on each tuple of ``inputs`` (tensors are cloned first, so the learner's
+    function cannot change them for the next call). The first input on which it disagrees with the
+    reference is compared with each mistake's wrong implementation (``Mistake.answer``, run on the
+    same input) or predicate (``Mistake.when``, given the learner's output); a match prints its hint.
+    A function that returns ``None`` (the stub) is not attempted yet; one that raises is told which
+    exception it raised, on which input shapes.
+    """
+    if _is_stub(function):
+        print(f"{name}: {NOT_ATTEMPTED}")
+        return
+    if not callable(function):
+        print(f"{name}: not yet. Expected a function, got {describe(function)}.")
+        return
+    for args in inputs:
+        def fresh(args: tuple = args) -> tuple:
+            return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+        shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
+        try:
+            got = function(*fresh())
+        except Exception as err:  # the learner's code: report it in one line instead of a traceback
+            print(f"{name}: not yet. Your function raised {type(err).__name__} on inputs {shapes}: {err}")
+            return
+        if got is None:
+            print(f"{name}: {NOT_ATTEMPTED} (your function returns None: finish it with a return)")
+            return
+        expected = reference(*fresh())
+        if same(got, expected, atol=atol, rtol=rtol):
+            continue
+        for mistake in mistakes:
+            try:
+                if mistake.when is not None:
+                    matched = mistake.when(got)
+                else:
+                    matched = same(got, mistake.answer(*fresh()), atol=atol, rtol=rtol)
+            except Exception:
+                matched = False
+            if matched:
+                print(f"{name}: not yet. {mistake.hint}")
+                return
+        print(f"{name}: not yet. On inputs {shapes} expected {describe(expected)}, got {describe(got)}.")
+        return
+    print(f"{name}: correct." + (f" {correct}" if correct else ""))
+
+
+__all__ = ["NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "same"]
