@@ -13,7 +13,8 @@ import pytest
 # messages. Naming a type in the course's own sentence ("torch raised a RuntimeError") is fine.
 TORCH_TEXT = re.compile(
     r"(?:^|:)\s*(?:torch\.)?(?:RuntimeError|IndexError|NotImplementedError|\w*Warning): |\.py:\d+: \w+|^\s*warning: ", re.M)
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("*.ipynb")) + sorted(FOLDER.glob("solutions/*.ipynb"))  # learner and solved
 
 
 def code_cells(path: Path) -> list[dict]:
@@ -26,7 +27,7 @@ def test_the_course_has_notebooks():
     assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names), names
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(FOLDER).as_posix())
 def test_outputs_stored_in_order_without_errors(path: Path):
     cells = code_cells(path)
     assert cells, f"{path.name} has no code cells"
@@ -46,7 +47,7 @@ def test_outputs_stored_in_order_without_errors(path: Path):
                 "changes between torch releases: print a sentence of the course's and assert the exception type")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(FOLDER).as_posix())
 def test_kernelspec_setup_cell_and_no_path_hacks(path: Path):
     nb = json.loads(path.read_text())
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
@@ -58,7 +59,7 @@ def test_kernelspec_setup_cell_and_no_path_hacks(path: Path):
         assert "sys.path" not in "".join(cell["source"]), f"{path.name} edits sys.path"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(FOLDER).as_posix())
 def test_ends_with_what_goes_into_attnlib_or_references(path: Path):
     text = path.read_text()
     assert "## References" in text, f"{path.name} cites its sources in a References section"
