@@ -7,6 +7,10 @@ of the date (year, month, day, weekday) sits in its text, so a notebook can chec
 attention model looked at. Everything is seeded: the same arguments give the same data.
 
 Shape legend: N examples, T the longest text of a set (the padded length).
+
+Source: the course's own task, a stand-in that a CPU trains in seconds for the translation
+task of Bahdanau, Cho, Bengio 2015, "Neural Machine Translation by Jointly Learning to Align
+and Translate"; the target is ISO 8601's calendar date, YYYY-MM-DD.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 
 
 def ordinal(n: int) -> str:
-    """Write a day number as an English ordinal: 1 -> "1st", 2 -> "2nd", 11 -> "11th", 22 -> "22nd"."""
+    """Write a day number as an English ordinal: 1 -> "1st", 2 -> "2nd", 11 -> "11th", 22 -> "22nd".
+
+    Args:
+        n: a non-negative int (a day of the month, 1 to 31, in this task).
+
+    Returns:
+        a str, the number followed by "st", "nd", "rd" or "th" (11, 12 and 13 take "th").
+    """
     return f"{n}{'th' if 11 <= n % 100 <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
@@ -181,14 +192,22 @@ class Vocab:
         return f"Vocab({len(self)} tokens: {self.tokens[0]} {''.join(self.tokens[1:])})"
 
     def encode(self, text: str) -> list[int]:
-        """The id of every character of ``text``; raises ValueError naming a character not in the vocabulary."""
+        """The id of every character of ``text``, as a list of ints of length ``len(text)``.
+
+        Raises:
+            ValueError: a character that is not in the vocabulary (each one is named).
+        """
         missing = sorted({c for c in text if c not in self.index})
         if missing:
             raise ValueError(f"text {text!r} has characters not in the vocabulary: {missing}")
         return [self.index[c] for c in text]
 
     def decode(self, ids: Iterable[int] | torch.Tensor) -> str:
-        """The characters of ``ids`` (a list or an int tensor of shape (T,)), joined into a str."""
+        """The tokens of ``ids`` (a list of ints or an integer tensor of shape (T,)), joined into a str.
+
+        Raises:
+            ValueError: an id outside [0, len(self)).
+        """
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         for i in ids:
             if not 0 <= i < len(self):
@@ -197,12 +216,16 @@ class Vocab:
 
 
 def source_vocab(examples: Iterable[DateExample]) -> Vocab:
-    """The input vocabulary: ``PAD`` (id 0), then every character of the examples' texts, sorted."""
+    """The input vocabulary: ``PAD`` (id 0), then every character of the examples' texts, sorted.
+
+    Build it from the training examples only; :func:`encode` then names any test character
+    it lacks. With notebook 06's training set it has 59 tokens.
+    """
     return Vocab([PAD, *sorted({c for example in examples for c in example.text})])
 
 
 def target_vocab() -> Vocab:
-    """The output vocabulary: ``BOS`` (id 0, the symbol that starts decoding), then ``-0123456789``."""
+    """The output vocabulary, 12 tokens: ``BOS`` (id 0, the symbol that starts decoding), then ``-0123456789``."""
     return Vocab([BOS, *sorted("0123456789-")])
 
 
