@@ -12,7 +12,8 @@ import pytest
 # "file.py:12: UserWarning: ..."), other than the ValueError and TypeError that attnlib raises with its own
 # messages. Naming a type in the course's own sentence ("torch raised a RuntimeError") is fine.
 TORCH_TEXT = re.compile(
-    r"(?:^|:)\s*(?:torch\.)?(?:RuntimeError|IndexError|NotImplementedError|\w*Warning): |\.py:\d+: \w+|^\s*warning: ", re.M)
+    r"(?:^|:)\s*(?:torch\.)?(?:RuntimeError|IndexError|NotImplementedError|\w*Warning): "
+    r"|\.py:\d+: \w+|^\s*warning: ", re.M)
 FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb")) + sorted(FOLDER.glob("solutions/*.ipynb"))  # learner and solved
 
