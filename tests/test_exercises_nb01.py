@@ -38,6 +38,7 @@ def test_shapes_correct_and_stub(capsys):
     (((5, 7), (5,), (5, 32)), "Your weights_shape (5,) has one number per query"),
     (((5, 7), (7, 5), (5, 32)), "Your weights_shape (7, 5) is (Tk, Tq)"),
     (((5, 7), (5, 1), (5, 32)), "Your weights_shape (5, 1) differs from your scores_shape (5, 7)"),
+    (((5, 7), (5, 1), (5, 16)), "Your weights_shape (5, 1) differs from your scores_shape (5, 7)"),
     (((5, 7), (5, 7), (5, 16)), "Your output_shape (5, 16) has the width d_k = 16"),
     (((5, 7), (5, 7), (7, 32)), "Your output_shape (7, 32) has one row per key"),
     (((5, 7), (5, 7), (5, 7)), "Your output_shape (5, 7) is the weights' shape"),

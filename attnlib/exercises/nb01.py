@@ -100,9 +100,10 @@ def check_shapes(scores_shape: Any, weights_shape: Any, output_shape: Any) -> No
         ("output_shape", (TQ, TK), f"Your output_shape {o} is the weights' shape: the output is weights @ V, "
                                    f"(Tq, Tk) @ (Tk, Ev) = ({TQ}, {EV})."),
     ]
-    if w not in (None, Ellipsis) and s not in (None, Ellipsis) and _shape(w) != _shape(s):
-        rules.append(("weights_shape", w, f"Your weights_shape {w} differs from your scores_shape {s}: softmax "
-                                          "only rescales each row, so the weights have the scores' shape."))
+    if w not in (None, Ellipsis) and s not in (None, Ellipsis) and w != s:  # before the 3 output rules
+        hint = (f"Your weights_shape {w} differs from your scores_shape {s}: softmax only rescales each row, "
+                "so the weights have the scores' shape.")
+        rules.insert(len(rules) - 3, ("weights_shape", w, hint))
     expected = {"scores_shape": (TQ, TK), "weights_shape": (TQ, TK), "output_shape": (TQ, EV)}
     _check_shapes("Exercise 1", answer, expected, rules,
                   correct=f"Scores and weights are (Tq, Tk) = ({TQ}, {TK}); the output is (Tq, Ev) = ({TQ}, {EV}).")
