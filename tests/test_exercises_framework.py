@@ -44,6 +44,12 @@ def test_same_reads_shapes_as_tuples_and_floats_with_tolerance():
     assert same(0.1 + 0.2, 0.3) and not same(0.31, 0.3) and same(3, 3)
 
 
+def test_same_compares_a_pair_of_tensors_item_by_item():
+    out, w = torch.ones(2, 3), torch.full((2, 2), 0.5)
+    assert same((out, w), (out.clone(), w.clone())) and same([out, w], (out, w))
+    assert not same((w, out), (out, w)) and not same(out, (out, w)) and not same((out,), (out, w))
+
+
 # --- check_value -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("stub", [None, ...])

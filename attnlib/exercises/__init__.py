@@ -55,7 +55,13 @@ def _as_comparable(x: Any) -> Any:
 
 
 def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
-    """True when ``got`` equals ``expected``: tensors by shape and values (NaN never equal), the rest by ==."""
+    """True when ``got`` equals ``expected``: tensors by shape and values (NaN never equal), the rest by ==.
+
+    A tuple or list holding tensors, such as ``(output, weights)``, is compared item by item.
+    """
+    if isinstance(expected, (tuple, list)) and any(isinstance(e, torch.Tensor) for e in expected):
+        return (isinstance(got, (tuple, list)) and len(got) == len(expected)
+                and all(same(g, e, atol=atol, rtol=rtol) for g, e in zip(got, expected)))
     got, expected = _as_comparable(got), _as_comparable(expected)
     if isinstance(expected, torch.Tensor) or isinstance(got, torch.Tensor):
         if not (isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor)):
