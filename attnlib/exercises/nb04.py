@@ -4,7 +4,7 @@ One function per exercise; each prints one line ("correct", "not yet. <hint>" or
 yet") and returns None. The hints name the classic masking mistakes: a combined mask made with
 ``|`` instead of ``&``; a padding mask of the wrong polarity (True = padding, the convention of
 ``nn.MultiheadAttention``'s ``key_padding_mask``); a (B, Tk) padding mask used without its head and
-query axes; a finite fill such as -1e9 (uniform rows over padding, float16 overflow) or ``-inf``
+query axes; a finite fill such as minus 10^9 (uniform rows over padding, float16 overflow) or ``-inf``
 without a guard (NaN rows); and a top-left causal diagonal when decoding with a key/value cache.
 
 The framework's :func:`~attnlib.exercises.check_function` prints a fixed hint per mistake; these
@@ -320,8 +320,8 @@ def check_safe_masked_softmax(function: Any) -> None:
 
     Run on left padding & causal (1, 4, 4), where queries 0 and 1 have no key; on (2, 2, 3, 5)
     scores with a (B, 1, 1, Tk) key mask; and on the first case in float16. Names: NaN rows (-inf
-    without a guard); uniform rows (a finite fill such as -1e9); the polarity flipped; rows that do
-    not sum to 1 (softmax over the wrong axis); a failure on float16 (-1e9 overflows).
+    without a guard); uniform rows (a finite fill such as minus 10^9); the polarity flipped; rows that do
+    not sum to 1 (softmax over the wrong axis); a failure on float16 (minus 10^9 overflows).
     """
     _judge_function("Exercise 4", function, _softmax_inputs(), _safe_reference, _diagnose_softmax,
                     on_error=_softmax_error,
