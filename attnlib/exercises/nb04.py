@@ -208,7 +208,7 @@ def _diagnose_decoder(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
     if shape == (T, T):
         return (f"Your mask is {shape}: the (B, Tk) padding mask met the (Tq, Tk) causal mask without its "
                 f"head and query axes, so row b of the padding mask was read as query b (it broadcast only "
-                f"because B = Tk = {T}). Give it (B, 1, 1, Tk) first: real[:, None, None, :].")
+                f"because B = Tq = {T}). Give it (B, 1, 1, Tk) first: real[:, None, None, :].")
     if shape == (B, T, T):
         return (f"Your mask is {shape}, (B, Tq, Tk): against (B, H, Tq, Tk) scores its B axis would line "
                 "up with the heads. Keep a singleton head axis: real[:, None, None, :] gives (B, 1, 1, Tk).")
@@ -303,7 +303,10 @@ def _diagnose_softmax(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
         shown = [round(float(s), 2) for s in sums.flatten()[:4]]
         return (f"Your rows with an allowed key sum to {shown}, not 1: the softmax must run over the keys, "
                 "dim=-1.")
-    return None
+    gap = (got - expected.float()).abs().nan_to_num(nan=float("inf"))
+    where = tuple(torch.nonzero(gap == gap.max())[0].tolist())
+    return (f"On scores {tuple(scores.shape)} {str(scores.dtype).removeprefix('torch.')}, query {where[-2]} "
+            f"puts {float(got[where]):.4f} on key {where[-1]}, expected {float(expected[where]):.4f}.")
 
 
 def _softmax_error(err: Exception, args: tuple) -> str | None:
@@ -358,8 +361,8 @@ def _diagnose_cache(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> s
         return ("Your mask is True exactly where a query may NOT attend (True = blocked, torch's "
                 "nn.MultiheadAttention convention). Here True = may attend: invert it.")
     if torch.equal(got, torch.ones(q_len, kv_len).tril(diagonal=cached - 1).bool()):
-        return (f"Your query 0 sees keys {row0} but not key {cached}, its own token: the diagonal is included. "
-                "Use tril(diagonal=kv_len - q_len).")
+        return (f"Your query 0 sees keys {row0} but not key {cached}, its own token: the diagonal belongs in "
+                "the mask. Use tril(diagonal=kv_len - q_len).")
     if torch.equal(got, torch.ones(q_len, kv_len).tril(diagonal=cached + 1).bool()):
         return (f"Your query 0 sees keys {row0}, including key {cached + 1}, the token after it: the diagonal "
                 "sits one too far right. Use tril(diagonal=kv_len - q_len).")
