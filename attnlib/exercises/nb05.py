@@ -4,9 +4,9 @@ Five exercises, from predicting a shape to writing multi-head attention:
 
 - :func:`check_split_shape`: the shape that ``split_heads`` returns for B = 2, T = 7, E = 12, H = 3.
 - :func:`check_head_scale`: the number each head divides its scores by when E = 512 and H = 8.
+- :func:`check_parameter_count`: the parameters of a multi-head layer with E = 8 and H = 4.
 - :func:`check_merge_heads`: a ``merge_heads`` whose last step is ``.view``.
 - :func:`check_multi_head_attention`: split, scaled dot-product attention in every head, merge.
-- :func:`check_parameter_count`: the parameters of a multi-head layer with E = 8 and H = 4.
 
 Each prints one line (see :mod:`attnlib.exercises`) and names the classic mistakes of the notebook:
 a split or merge without its transpose, ``view`` after ``transpose``, scaling by sqrt(E) instead of
@@ -175,7 +175,8 @@ def check_head_scale(answer: Any) -> None:
     mistakes = [
         Mistake(f"{shown} is sqrt(E) = sqrt(512) = 22.63, the scale of one head of full width. Each head's "
                 "queries and keys are Dh = E / H = 64 wide, so d_k = 64: dividing by sqrt(E) makes every "
-                "head's scores sqrt(8) = 2.8 times too small and its weights too flat.", when=_close_to(math.sqrt(512))),
+                "head's scores sqrt(8) = 2.8 times too small and its weights too flat.",
+                when=_close_to(math.sqrt(512))),
         Mistake(f"{shown} is Dh itself. The scores are divided by the square root of d_k = Dh = 64.",
                 when=_close_to(64.0)),
         Mistake(f"{shown} is E. The scores are divided by the square root of the head's width, "
@@ -190,7 +191,7 @@ def check_head_scale(answer: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 3: merge_heads with view
+# Exercise 4: merge_heads with view
 
 
 def _merge_inputs() -> list[tuple]:
@@ -203,14 +204,14 @@ def _tokens_in_row(out: torch.Tensor) -> list[list[int]]:
 
 
 def check_merge_heads(function: Any) -> None:
-    """Exercise 3: ``my_merge_heads(x)``, (B, H, T, Dh) -> (B, T, E), ending in ``.view``.
+    """Exercise 4: ``my_merge_heads(x)``, (B, H, T, Dh) -> (B, T, E), ending in ``.view``.
 
     Run on contiguous (B, H, T, Dh) heads of a labelled input (entry = 10 * token + feature), so that
     ``view`` straight after ``transpose`` raises. Named mistakes: the RuntimeError of ``view`` after
     ``transpose`` (hint: .contiguous() or .reshape); a merge without the transpose (the hint lists the
     tokens each of the learner's rows holds); the transpose without the final reshape (4 axes back).
     """
-    name = "Exercise 3"
+    name = "Exercise 4"
     inputs = _merge_inputs()
     if _raised(name, function, inputs):
         return
@@ -234,7 +235,7 @@ def check_merge_heads(function: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 4: multi-head attention from projected q, k, v
+# Exercise 5: multi-head attention from projected q, k, v
 
 
 def _attention_inputs() -> list[tuple]:
@@ -250,7 +251,7 @@ def _reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_
 
 
 def check_multi_head_attention(function: Any) -> None:
-    """Exercise 4: ``my_multi_head_attention(q, k, v, num_heads)`` on projected (B, T, E) q, k and v.
+    """Exercise 5: ``my_multi_head_attention(q, k, v, num_heads)`` on projected (B, T, E) q, k and v.
 
     Expected: split into heads, softmax(q k^T / sqrt(Dh)) over the keys in every head, weights @ v,
     merge back to (B, Tq, E). Run on self-attention (T = 4) and cross-attention (Tq = 3, Tk = 5)
@@ -259,7 +260,7 @@ def check_multi_head_attention(function: Any) -> None:
     merging without the transpose back; softmax over the queries (dim=-2); and the RuntimeError of
     ``view`` after ``transpose``.
     """
-    name = "Exercise 4"
+    name = "Exercise 5"
     inputs = _attention_inputs()
     if _raised(name, function, inputs):
         return
@@ -288,11 +289,11 @@ def check_multi_head_attention(function: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise 5: predict the number of parameters
+# Exercise 3: predict the number of parameters
 
 
 def check_parameter_count(answer: Any) -> None:
-    """Exercise 5: the parameters of a multi-head layer with E = 8, H = 4 and biases (section 10's layer).
+    """Exercise 3: the parameters of a multi-head layer with E = 8, H = 4 and biases (section 10's layer).
 
     Expected 4 E^2 + 4 E = 288. Named mistakes: 256 = 4 E^2 (biases left out); 216 = 3 (E^2 + E)
     (W^O left out); 1152 = H (4 E^2 + 4 E) (the count multiplied by H); 96 = 4 H (Dh^2 + Dh) (heads
@@ -314,6 +315,6 @@ def check_parameter_count(answer: Any) -> None:
                 "listing of section 2 does. With Dh = E / H the heads together are one E -> E projection "
                 "each.", answer=3 * h * (e * e + e) + h * e * e + e),
     ]
-    check_value("Exercise 5", answer, 4 * e * e + 4 * e, mistakes,
+    check_value("Exercise 3", answer, 4 * e * e + 4 * e, mistakes,
                 correct="4 E^2 + 4 E = 4 * 64 + 4 * 8 = 288, whatever the number of heads.")
 
