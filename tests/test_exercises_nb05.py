@@ -1,0 +1,221 @@
+"""The checkers of notebook 05 accept the reference, name each known mistake, and report a stub."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnlib.exercises import nb05
+
+
+def line(capsys) -> str:
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out  # exactly one line
+    return out.strip()
+
+
+# --- Exercise 1: the shape after split_heads ---------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [(2, 3, 7, 4), [2, 3, 7, 4], torch.Size([2, 3, 7, 4])])
+def test_split_shape_accepts_the_reference(capsys, answer):
+    nb05.check_split_shape(answer)
+    assert line(capsys).startswith("Exercise 1: correct.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    ((2, 7, 3, 4), "only the first step"),
+    ((2, 3, 7, 12), "all E = 12 features"),
+    ((2, 4, 7, 3), "H and Dh are swapped"),
+    ((2, 7, 12), "is the input's shape"),
+    ((1, 2, 3), "Expected (2, 3, 7, 4), got (1, 2, 3)"),
+    ("2, 3, 7, 4", "as a tuple of ints"),
+])
+def test_split_shape_names_each_mistake(capsys, answer, hint):
+    nb05.check_split_shape(answer)
+    out = line(capsys)
+    assert out.startswith("Exercise 1: not yet.") and hint in out, out
+
+
+def test_split_shape_stub(capsys):
+    nb05.check_split_shape(None)
+    assert line(capsys) == "Exercise 1: not attempted yet"
+
+
+# --- Exercise 2: the scale of each head ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [8, 8.0, 8.02, math.sqrt(64)])
+def test_head_scale_accepts_the_reference(capsys, answer):
+    nb05.check_head_scale(answer)
+    assert line(capsys).startswith("Exercise 2: correct.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (22.63, "22.63 is sqrt(E) = sqrt(512)"),
+    (math.sqrt(512), "22.63 is sqrt(E)"),
+    (64, "64 is Dh itself"),
+    (512, "512 is E"),
+    (2.83, "sqrt(H)"),
+    (0.125, "multiplied by"),
+    (7, "Expected 8.0, got 7"),
+])
+def test_head_scale_names_each_mistake(capsys, answer, hint):
+    nb05.check_head_scale(answer)
+    out = line(capsys)
+    assert out.startswith("Exercise 2: not yet.") and hint in out, out
+
+
+def test_head_scale_stub(capsys):
+    nb05.check_head_scale(None)
+    assert line(capsys) == "Exercise 2: not attempted yet"
+
+
+# --- Exercise 3: the parameter count ------------------------------------------------------------
+
+
+def test_parameter_count_accepts_the_reference(capsys):
+    nb05.check_parameter_count(288)
+    assert line(capsys).startswith("Exercise 3: correct.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (256, "not their biases"),
+    (216, "leaves out the output projection W^O"),
+    (1152, "multiplies by the number of heads"),
+    (96, "as (Dh, Dh)"),
+    (1128, "full-width heads"),
+    (300, "Expected 288, got 300"),
+])
+def test_parameter_count_names_each_mistake(capsys, answer, hint):
+    nb05.check_parameter_count(answer)
+    out = line(capsys)
+    assert out.startswith("Exercise 3: not yet.") and hint in out, out
+
+
+def test_parameter_count_stub(capsys):
+    nb05.check_parameter_count(None)
+    assert line(capsys) == "Exercise 3: not attempted yet"
+
+
+# --- Exercise 4: merge_heads with view ------------------------------------------------------------
+
+
+def merge_right(x):
+    b, h, t, dh = x.shape
+    return x.transpose(1, 2).contiguous().view(b, t, h * dh)
+
+
+def merge_reshape(x):  # also right: reshape copies when it must
+    b, h, t, dh = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * dh)
+
+
+def merge_no_transpose(x):
+    b, h, t, dh = x.shape
+    return x.reshape(b, t, h * dh)
+
+
+def merge_view_after_transpose(x):
+    b, h, t, dh = x.shape
+    return x.transpose(1, 2).view(b, t, h * dh)
+
+
+def merge_no_reshape(x):
+    return x.transpose(1, 2)
+
+
+def merge_stub(x):
+    pass
+
+
+@pytest.mark.parametrize("function", [merge_right, merge_reshape])
+def test_merge_heads_accepts_the_reference(capsys, function):
+    nb05.check_merge_heads(function)
+    assert line(capsys).startswith("Exercise 4: correct.")
+
+
+@pytest.mark.parametrize(("function", "hints"), [
+    (merge_no_transpose, ["straight to (B, T, E)", "your rows hold tokens [[0, 1], [0, 2], [1, 2]]"]),
+    (merge_view_after_transpose, ["raised a RuntimeError", ".contiguous().view(...)", ".reshape(...)"]),
+    (merge_no_reshape, ["4 axes, (B, T, H, Dh)"]),
+    (lambda x: x.sum(1), ["expected tensor of shape (1, 3, 6)"]),
+])
+def test_merge_heads_names_each_mistake(capsys, function, hints):
+    nb05.check_merge_heads(function)
+    out = line(capsys)
+    assert out.startswith("Exercise 4: not yet."), out
+    assert all(hint in out for hint in hints), out
+
+
+@pytest.mark.parametrize("function", [None, merge_stub])
+def test_merge_heads_stub(capsys, function):
+    nb05.check_merge_heads(function)
+    assert line(capsys).startswith("Exercise 4: not attempted yet")
+
+
+# --- Exercise 5: multi-head attention -------------------------------------------------------------
+
+
+def attention(q, k, v, num_heads, *, split_transpose=True, merge_transpose=True, width="Dh", dim=-1,
+              view_after_transpose=False):
+    """The learner's function, right by default, with one classic mistake switched on by a keyword."""
+    b, tq, e = q.shape
+    dh = e // num_heads
+
+    def split(x):
+        if split_transpose:
+            return x.reshape(b, x.shape[1], num_heads, dh).transpose(1, 2)
+        return x.reshape(b, num_heads, x.shape[1], dh)
+
+    scores = split(q) @ split(k).transpose(-2, -1) / math.sqrt(dh if width == "Dh" else e)
+    heads = scores.softmax(dim=dim) @ split(v)  # (B, H, Tq, Dh)
+    if view_after_transpose:
+        return heads.transpose(1, 2).view(b, tq, e)
+    if merge_transpose:
+        return heads.transpose(1, 2).reshape(b, tq, e)
+    return heads.reshape(b, tq, e)
+
+
+def test_multi_head_attention_accepts_the_reference(capsys):
+    nb05.check_multi_head_attention(attention)
+    assert line(capsys).startswith("Exercise 5: correct.")
+
+
+def test_multi_head_attention_accepts_torch(capsys):
+    def with_torch(q, k, v, num_heads):
+        b, tq, e = q.shape
+        split = [x.reshape(b, x.shape[1], num_heads, e // num_heads).transpose(1, 2) for x in (q, k, v)]
+        heads = torch.nn.functional.scaled_dot_product_attention(*split)
+        return heads.transpose(1, 2).reshape(b, tq, e)
+
+    nb05.check_multi_head_attention(with_torch)
+    assert line(capsys).startswith("Exercise 5: correct.")
+
+
+@pytest.mark.parametrize(("options", "hint"), [
+    ({"width": "E"}, "1/sqrt(E) = 1/sqrt(12) instead of 1/sqrt(Dh)"),
+    ({"split_transpose": False, "merge_transpose": False}, "Your split reshapes (B, T, E) straight to (B, H, T, Dh)"),
+    ({"merge_transpose": False}, "Your split is right but the merge reshapes"),
+    ({"split_transpose": False}, "Your split reshapes straight to (B, H, T, Dh) (no transpose)"),
+    ({"dim": -2}, "softmax ran over the queries (dim=-2)"),
+    ({"view_after_transpose": True}, ".contiguous().view(...)"),
+])
+def test_multi_head_attention_names_each_mistake(capsys, options, hint):
+    nb05.check_multi_head_attention(lambda q, k, v, h: attention(q, k, v, h, **options))
+    out = line(capsys)
+    assert out.startswith("Exercise 5: not yet.") and hint in out, out
+
+
+def test_multi_head_attention_general_hint(capsys):
+    nb05.check_multi_head_attention(lambda q, k, v, h: q)
+    out = line(capsys)
+    assert out.startswith("Exercise 5: not yet. On inputs") and "expected tensor of shape (2, 4, 12)" in out, out
+
+
+@pytest.mark.parametrize("function", [None, lambda q, k, v, h: None])
+def test_multi_head_attention_stub(capsys, function):
+    nb05.check_multi_head_attention(function)
+    assert line(capsys).startswith("Exercise 5: not attempted yet")
