@@ -197,6 +197,10 @@ def no_query_axis(scores, valid_lens):
     return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
 
 
+def no_query_axis_masked_softmax(scores, valid_lens):
+    return masked_softmax(scores, torch.arange(scores.shape[-1]) < valid_lens[:, None])  # (B, Tk) as (1, B, Tk)
+
+
 def over_queries(scores, valid_lens):
     mask = torch.arange(scores.shape[-1]) < valid_lens[:, None, None]
     return masked_softmax(scores, mask, dim=-2)
@@ -216,6 +220,7 @@ def test_masked_weights_accepts_the_reference_and_a_large_negative_fill(capsys):
     (inverted_fill, "the mask is the wrong way round"),
     (inclusive, "one key too many: example 0 has 2 real keys (0 and 1), yet key 2 gets 0."),
     (no_query_axis, "your mask has no query axis"),
+    (no_query_axis_masked_softmax, "your mask has no query axis"),
     (lambda s, v: with_fill(s, v, 0.0), "the padded scores were set to 0, and exp(0) is not small"),
     (over_queries, "your rows do not sum to 1 over the keys (query 0 of example 0 sums to"),
 ])
