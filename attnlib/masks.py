@@ -106,7 +106,7 @@ def padding_mask(valid_lens: torch.Tensor | list[int], max_len: int) -> torch.Te
         )
     if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 0:
         raise ValueError(f"max_len must be a non-negative int, got {max_len!r}")
-    if valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > max_len):
+    if not valid_lens.is_meta and valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > max_len):
         raise ValueError(
             f"valid_lens must lie in [0, max_len={max_len}], got values from "
             f"{int(valid_lens.min())} to {int(valid_lens.max())} in shape {shape_str(valid_lens)}"

@@ -308,3 +308,17 @@ def test_multihead_attn_mask_that_is_not_a_tensor():
     x = torch.randn(2, 3, 4)
     with pytest.raises(TypeError, match="attn_mask must be a torch.Tensor, got list"):
         mha(x, x, x, attn_mask=[[True] * 3] * 3)
+
+
+def test_meta_modules_with_is_causal_and_a_key_mask():
+    mha, att = MultiHeadAttention(4, 2).to("meta"), AdditiveAttention(4, 4, 3).to("meta")
+    x, key_mask = torch.empty(2, 3, 4, device="meta"), torch.ones(2, 3, dtype=torch.bool, device="meta")
+    out, weights = mha(x, x, x, is_causal=True, key_mask=key_mask)
+    assert out.is_meta and weights.shape == (2, 2, 3, 3)
+    out, weights = att(x, x, x, attn_mask=torch.zeros(3, 3, device="meta"), key_mask=key_mask)
+    assert out.is_meta and weights.shape == (2, 3, 3)
+
+
+def test_from_torch_of_a_meta_module_stays_on_meta():
+    copy = MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, device="meta"))
+    assert {p.device.type for p in copy.parameters()} == {"meta"}

@@ -143,6 +143,12 @@ def test_padding_mask_refuses_a_max_len_that_is_not_a_non_negative_int(max_len):
         padding_mask([1], max_len)
 
 
+def test_padding_mask_is_built_on_the_lengths_device():
+    # meta is the only other device here: it holds no values, so no range is checked
+    mask = padding_mask(torch.tensor([1, 2], device="meta"), 3)
+    assert mask.device.type == "meta" and mask.shape == (2, 3) and mask.dtype == torch.bool
+
+
 def test_padding_mask_refuses_non_tensors():
     with pytest.raises(TypeError, match="valid_lens must be a torch.Tensor, got int"):
         padding_mask(3, 4)
