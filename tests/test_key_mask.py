@@ -73,6 +73,18 @@ def test_multihead_key_mask_with_is_causal_equals_both_masks():
         mha(q, k, v, attn_mask=causal_mask(TQ), is_causal=True, key_mask=key_mask)
 
 
+@pytest.mark.parametrize("tk", [2, 5])
+def test_multihead_is_causal_with_a_key_mask_when_tq_differs_from_tk(tk):
+    mha, ref = pair()
+    q, k, v = inputs(tk)
+    key_mask = padding_mask([tk, 1, 2], tk)
+    out, weights = mha(q, k, v, is_causal=True, key_mask=key_mask)
+    expected, _ = mha(q, k, v, attn_mask=causal_mask(TQ, tk) & expand_key_mask(key_mask))
+    torch.testing.assert_close(out, expected)
+    assert weights.shape == (B, H, TQ, tk)
+    assert bool((weights[0, :, 0, 1:] == 0).all()) and bool((weights[0, :, 1, :2] > 0).all())
+
+
 def test_multihead_key_mask_all_true_changes_nothing():
     mha, _ = pair()
     q, k, v = inputs()

@@ -210,3 +210,40 @@ def test_show_matmul_rejects_non_matrices():
         show_matmul(torch.rand(2, 3, 1), torch.rand(3, 2))
     with pytest.raises(TypeError, match="right must be a torch.Tensor or numpy array"):
         show_matmul(torch.rand(2, 2), [[1.0]])
+
+
+def test_show_matmul_layout_size_defaults_and_messages():
+    left, right = torch.ones(3, 2), torch.ones(2, 5)  # (n, k) = (3, 2), (k, m) = (2, 5)
+    fig = show_matmul(left, right)
+    widths = [2, 0.8, 5, 0.8, 5]  # left's, "@", right's, "=", result's columns
+    assert fig.axes[0].get_gridspec().get_width_ratios() == widths
+    height = 3  # the most rows of the three matrices (not the most columns, 5)
+    assert fig.get_size_inches() == pytest.approx((sum(widths) * 0.55 + 0.8, height * 0.55 + 1.0))
+    panels = [ax for ax in fig.axes if ax.collections]
+    assert [t.get_text() for t in panels[2].texts][:2] == ["2.00", "2.00"]  # two decimals by default
+    assert all(len(ax.get_xticklabels()) == 0 and len(ax.get_yticklabels()) == 0 for ax in panels)
+    plt.close(fig)
+    fig = show_matmul(left, right, cell_size=1.0, cmap="Greys")
+    assert fig.get_size_inches() == pytest.approx((sum(widths) + 0.8, height + 1.0))
+    panel = [ax for ax in fig.axes if ax.collections][0]
+    assert panel.collections[0].get_cmap()(0.0) == pytest.approx(plt.get_cmap("Greys")(0.0))
+    plt.close(fig)
+    with pytest.raises(ValueError) as info:
+        show_matmul(left, right, torch.zeros(2, 5))
+    assert str(info.value) == "result must have shape (3, 5), got (2, 5)"
+    for args, name in (([[1.0]], torch.ones(1, 1)), "left"), ((torch.ones(1, 1), [[1.0]]), "right"):
+        with pytest.raises(TypeError) as info:
+            show_matmul(*args)
+        assert str(info.value) == f"{name} must be a torch.Tensor or numpy array, got list"
+    with pytest.raises(TypeError) as info:
+        show_matmul(torch.ones(1, 1), torch.ones(1, 1), [[1.0]])
+    assert str(info.value) == "result must be a torch.Tensor or numpy array, got list"
+
+
+def test_show_heatmaps_figure_size():
+    fig = show_heatmaps(torch.rand(2, 3, 4, 5), cell_size=0.5)  # R=2, C=3 panels of Tq=4, Tk=5
+    assert fig.get_size_inches() == pytest.approx((3 * (5 * 0.5 + 0.6) + 1.0, 2 * (4 * 0.5 + 0.6)))
+    plt.close(fig)
+    fig = show_heatmaps(torch.rand(1, 1), cell_size=0.1)  # a tiny map gets the minimum size
+    assert fig.get_size_inches() == pytest.approx((2.5, 2.0))
+    plt.close(fig)
