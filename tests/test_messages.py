@@ -28,6 +28,9 @@ def make_cases():
     av = torch.randn(2, 5, 6)
 
     return {
+        "mha_embed_dim": lambda: A.MultiHeadAttention(0, 2),
+        "mha_value_width": lambda: mha(x, x, x[..., :6]),
+        "additive_values_ndim": lambda: att(aq, ak, av[0]),
         "check_tensor": lambda: A.scaled_dot_product_attention([1.0], k, v),
         "check_floating": lambda: A.scaled_dot_product_attention(q.long(), k, v),
         "check_min_dims": lambda: A.scaled_dot_product_attention(q[0, 0], k, v),
@@ -100,6 +103,9 @@ def make_cases():
 
 
 MESSAGES = [
+    ("mha_embed_dim", ValueError, "embed_dim must be a positive int, got 0"),
+    ("mha_value_width", ValueError, "value must have shape (B, Tk, vdim=8), got shape (2, 3, 6)"),
+    ("additive_values_ndim", ValueError, "values must have shape (B, Tk, Dv), got shape (5, 6)"),
     ("check_tensor", TypeError, "query must be a torch.Tensor, got list"),
     (
         "check_floating",
