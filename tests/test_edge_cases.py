@@ -322,3 +322,18 @@ def test_meta_modules_with_is_causal_and_a_key_mask():
 def test_from_torch_of_a_meta_module_stays_on_meta():
     copy = MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, device="meta"))
     assert {p.device.type for p in copy.parameters()} == {"meta"}
+
+
+def test_meta_inputs_with_is_causal_build_the_mask_on_their_device():
+    q, k, v = (x.to("meta") for x in small_qkv(2))
+    out, weights = scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.is_meta and weights.shape == (2, 3, 5)
+
+
+def test_dropout_zero_draws_no_random_numbers():
+    q, k, v = small_qkv(2)
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    scaled_dot_product_attention(q, k, v, dropout_p=0.0)
+    assert torch.equal(torch.rand(3), expected)

@@ -28,6 +28,12 @@ def make_cases():
     av = torch.randn(2, 5, 6)
 
     return {
+        "split_heads_tensor": lambda: A.split_heads([[1.0]], 2),
+        "merge_heads_tensor": lambda: A.merge_heads([[1.0]]),
+        "mha_num_heads_bool": lambda: A.MultiHeadAttention(8, True),
+        "mha_num_heads_float": lambda: A.MultiHeadAttention(8, 2.0),
+        "mha_kdim": lambda: A.MultiHeadAttention(8, 2, kdim=0),
+        "mha_vdim": lambda: A.MultiHeadAttention(8, 2, vdim=-1),
         "mha_embed_dim": lambda: A.MultiHeadAttention(0, 2),
         "mha_value_width": lambda: mha(x, x, x[..., :6]),
         "additive_values_ndim": lambda: att(aq, ak, av[0]),
@@ -103,6 +109,12 @@ def make_cases():
 
 
 MESSAGES = [
+    ("split_heads_tensor", TypeError, "x must be a torch.Tensor, got list"),
+    ("merge_heads_tensor", TypeError, "x must be a torch.Tensor, got list"),
+    ("mha_num_heads_bool", ValueError, "num_heads must be a positive int, got True"),
+    ("mha_num_heads_float", ValueError, "num_heads must be a positive int, got 2.0"),
+    ("mha_kdim", ValueError, "kdim must be a positive int, got 0"),
+    ("mha_vdim", ValueError, "vdim must be a positive int, got -1"),
     ("mha_embed_dim", ValueError, "embed_dim must be a positive int, got 0"),
     ("mha_value_width", ValueError, "value must have shape (B, Tk, vdim=8), got shape (2, 3, 6)"),
     ("additive_values_ndim", ValueError, "values must have shape (B, Tk, Dv), got shape (5, 6)"),
