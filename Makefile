@@ -69,3 +69,13 @@ colab-links: setup
 
 clean:
 	rm -rf build .pytest_cache
+
+## make mutants: mutation testing of attnlib with mutmut (pinned in requirements-mutants.txt; not part of
+## make test, about half an hour on 2 cores), then the kill rate per module (ARGS=--survivors lists them)
+.PHONY: mutants
+mutants: setup
+	$(PY) -m pip install --quiet -r requirements-mutants.txt
+	rm -rf mutants
+	@mkdir -p build
+	OMP_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children 2 > build/mutmut.log 2>&1 || (tail -n 20 build/mutmut.log; exit 1)
+	$(PY) tests/tools/mutants_report.py $(ARGS)

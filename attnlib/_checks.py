@@ -6,6 +6,9 @@ was received, so a learner can fix the call without reading attnlib's source.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 
 
@@ -106,10 +109,27 @@ def check_batch_first_inputs(
         )
 
 
-def check_dropout(name: str, p: float) -> None:
-    """Raise ValueError unless ``0 <= p < 1``."""
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p < 1.0:
+def is_real_number(x: object) -> bool:
+    """True for a Python or NumPy int or float (``np.float32(0.5)`` too), False for a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def check_dropout(name: str, p: object) -> float:
+    """Return ``p`` as a float; raise ValueError unless it is a real number (not a bool) in [0, 1)."""
+    if not is_real_number(p) or not 0.0 <= p < 1.0:
         raise ValueError(f"{name} must be a float in [0, 1), got {p!r}")
+    return float(p)
+
+
+def check_scale(scale: object) -> float | None:
+    """Return ``scale`` as a float (None stays None); TypeError unless a real number, ValueError unless finite."""
+    if scale is None:
+        return None
+    if not is_real_number(scale):
+        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}")
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite float (default 1 / sqrt(E)), got {scale!r}")
+    return float(scale)
 
 
 def broadcast_batch(**tensors: torch.Tensor) -> torch.Size:
@@ -146,7 +166,8 @@ def check_mask(
     ``allow_float`` and with ``like``'s dtype. Integer masks and floating masks made only
     of 0 and 1 raise, because they are almost always a boolean mask of the wrong dtype;
     a floating mask holding NaN or +inf raises, because it would make the weights NaN.
-    The device is checked first, so no value is read from a mask on another device.
+    The device is checked first, so no value is read from a mask on another device; no
+    value is read from a mask on the meta device, which has none.
     """
     check_tensor(name, mask)
     if mask.device != like.device:
@@ -156,7 +177,8 @@ def check_mask(
             raise TypeError(
                 f"{name} must be a bool tensor (True = may attend)"
                 + (" or a float tensor added to the scores" if allow_float else "")
-                + f", got dtype {mask.dtype}; for a 0/1 mask use {name}.bool()"
+                + f", got dtype {mask.dtype}; for a 0/1 mask whose 1 means 'may attend' pass {name}.bool(), "
+                f"for one whose 1 means 'blocked' or padding (torch's convention) pass ~{name}.bool()"
             )
         if not allow_float:
             raise TypeError(f"{name} must be a bool tensor (True = may attend), got dtype {mask.dtype}")
@@ -165,13 +187,15 @@ def check_mask(
                 f"a float {name} is added to the scores and must have their dtype {like.dtype}, "
                 f"got {mask.dtype}"
             )
-        if mask.numel() > 0 and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
+        if mask.is_meta:
+            pass  # a meta tensor holds no values to check (torch reads none either)
+        elif bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
             raise ValueError(
                 f"{name} is a float tensor of only 0s and 1s; a float mask is added to the "
                 f"scores, so this would shift them instead of masking. If 1 means 'may attend', "
                 f"pass {name}.bool(); if 1 means 'blocked', pass ~{name}.bool()"
             )
-        if bool((mask.isnan() | mask.isposinf()).any()):
+        elif bool((mask.isnan() | mask.isposinf()).any()):
             raise ValueError(
                 f"a float {name} must hold finite values or -inf (blocked), got NaN or +inf, "
                 f"which would make the weights NaN"
@@ -187,3 +211,26 @@ def check_mask(
             f"axes: mask[:, None, :] for 3-D inputs, mask[:, None, None, :] for 4-D inputs"
         )
     return mask
+
+
+def check_key_mask(key_mask: object, batch: int, tk: int, like: torch.Tensor) -> torch.Tensor:
+    """Check a module's ``key_mask``: bool (B, Tk), True = real key, on ``like``'s device.
+
+    Raises TypeError for a non-tensor or a mask that is not bool (naming the conversion for
+    torch's and Hugging Face's conventions), ValueError for another shape or device.
+    """
+    check_tensor("key_mask", key_mask)
+    if key_mask.dtype != torch.bool:
+        raise TypeError(
+            f"key_mask must be a bool tensor (B, Tk), True = real key, got dtype {key_mask.dtype}; "
+            "for a 0/1 mask whose 1 means a real key (Hugging Face's attention_mask) pass key_mask.bool(), "
+            "for torch's key_padding_mask (True or 1 = padding) pass ~key_padding_mask.bool(), and for a "
+            "float key_padding_mask pass attn_mask=from_key_padding_mask(key_padding_mask) instead"
+        )
+    if key_mask.shape != (batch, tk):
+        raise ValueError(
+            f"key_mask must have shape (B, Tk) = {shape_str((batch, tk))}, got shape {shape_str(key_mask)}"
+        )
+    if key_mask.device != like.device:
+        raise ValueError(f"key_mask must be on {like.device} (where the inputs are), got {key_mask.device}")
+    return key_mask

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_batch_first_inputs, check_dropout, check_mask
-from .attention import masked_softmax
+from ._checks import check_batch_first_inputs, check_dropout, check_key_mask, check_mask
+from .attention import combine_with_key_mask, masked_softmax
 
 
 class AdditiveAttention(nn.Module):
@@ -32,17 +32,20 @@ class AdditiveAttention(nn.Module):
         queries (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), all floating with the
         same dtype and device; ``attn_mask`` bool, True = may attend, broadcastable to
         (B, Tq, Tk) without enlarging it (e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``
-        gives (B, 1, Tk)), or floating (the queries' dtype), added to the scores.
+        gives (B, 1, Tk)), or floating (the queries' dtype), added to the scores;
+        ``key_mask`` bool (B, Tk), True = a real key (not torch's True = padding).
         Returns ``(output, weights)``: output (B, Tq, Dv) and weights (B, Tq, Tk), the
         matrix that multiplied ``values`` (after dropout in training mode).
 
     Raises:
         TypeError: a non-floating input, inputs of different dtypes or of another dtype
-            than the module's parameters, an integer mask.
+            than the module's parameters, an integer ``attn_mask``, a ``key_mask`` that is
+            not bool.
         ValueError: inputs that are not 3-D, a last dimension other than ``query_size``
             or ``key_size``, different batch sizes, keys and values of different lengths,
-            a mask that does not broadcast to (B, Tq, Tk), a bad ``dropout``, or inputs
-            on different devices (from each other or from the module's parameters).
+            an ``attn_mask`` that does not broadcast to (B, Tq, Tk), a ``key_mask`` that is
+            not (B, Tk), a bad ``dropout``, or inputs on different devices (from each other
+            or from the module's parameters).
 
     Source: Bahdanau, Cho, Bengio 2015, "Neural Machine Translation by Jointly Learning
     to Align and Translate", eq. (6) and appendix A.1.2, a(s, h) = v_a^T tanh(W_a s + U_a h);
@@ -78,19 +81,60 @@ class AdditiveAttention(nn.Module):
         keys: torch.Tensor,
         values: torch.Tensor,
         attn_mask: torch.Tensor | None = None,
+        *,
+        key_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``(output (B, Tq, Dv), weights (B, Tq, Tk))``; see the class docstring."""
+        """Weigh the values by the additive scores of every query against every key.
+
+        Shape legend: B batch, Tq query length, Tk key/value length, Dq ``query_size``,
+        Dk ``key_size``, Dv value width.
+
+        Args:
+            queries: floating (B, Tq, Dq). keys: (B, Tk, Dk). values: (B, Tk, Dv), any Dv.
+                Same dtype and device as each other and as the module's parameters.
+            attn_mask: optional, broadcastable to (B, Tq, Tk) without enlarging it: bool
+                (True = may attend, e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``, which
+                gives (B, 1, Tk)) or floating (the queries' dtype, added to the scores).
+            key_mask: optional bool (B, Tk), True = a real key, False = padding: the common
+                padding mask, in attnlib's one polarity. It is the opposite of torch's
+                ``key_padding_mask`` (True = padding): convert that with ``~key_padding_mask``,
+                or pass ``attn_mask=from_key_padding_mask(kpm, ndim=3)``. Combined with
+                ``attn_mask`` by ``&``. Prefer it to a (B, Tk) ``attn_mask``, which is read
+                as (Tq, Tk), silently when B == Tq.
+
+        Returns:
+            ``(output, weights)``: output (B, Tq, Dv) and weights (B, Tq, Tk), the matrix
+            that multiplied ``values`` (after dropout in training mode), in the inputs'
+            dtype. A query whose keys are all masked gets zero weights and a zero output.
+
+        Raises:
+            TypeError: a non-tensor or non-floating input or mask, inputs of different
+                dtypes or of another dtype than the module's parameters, an integer
+                ``attn_mask``, a ``key_mask`` that is not bool, or a float ``attn_mask``
+                of another dtype.
+            ValueError: inputs that are not 3-D, a last dimension other than ``query_size``
+                or ``key_size``, different batch sizes, keys and values of different lengths,
+                an ``attn_mask`` that does not broadcast to (B, Tq, Tk), a ``key_mask`` of a
+                shape other than (B, Tk), or inputs or masks on another device.
+
+        Source: Bahdanau, Cho, Bengio 2015, "Neural Machine Translation by Jointly Learning
+        to Align and Translate", eq. (6) (the weights) and appendix A.1.2 (the score).
+        """
         check_batch_first_inputs(self.W_q.weight, (
             ("queries", queries, "(B, Tq, Dq)", self.query_size, f"(B, Tq, {self.query_size})"),
             ("keys", keys, "(B, Tk, Dk)", self.key_size, f"(B, Tk, {self.key_size})"),
             ("values", values, "(B, Tk, Dv)", None, "(B, Tk, Dv)"),  # any value width Dv
         ))
         (b, tq, _), tk = queries.shape, keys.shape[1]
+        if attn_mask is not None:
+            check_mask("attn_mask", attn_mask, torch.Size((b, tq, tk)), layout="(B, Tq, Tk)", like=queries)
+        if key_mask is not None:
+            check_key_mask(key_mask, b, tk, queries)
+            attn_mask = combine_with_key_mask(attn_mask, key_mask[:, None, :], False, tq, tk)  # (B, 1, Tk)
 
         scores = self.scores(queries, keys)  # (B, Tq, Tk)
         mask = None
         if attn_mask is not None:
-            check_mask("attn_mask", attn_mask, torch.Size((b, tq, tk)), layout="(B, Tq, Tk)", like=queries)
             if attn_mask.dtype == torch.bool:
                 mask = attn_mask
             else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.autograd.forward_ad as fwAD
 import torch.nn.functional as F
 
 from ._checks import (
@@ -19,6 +20,7 @@ from ._checks import (
     check_mask,
     check_min_dims,
     check_same_dtype_device,
+    check_scale,
     shape_str,
 )
 from .masks import causal_mask
@@ -110,12 +112,18 @@ def scaled_dot_product_attention(
             attend. floating (``query``'s dtype): added to the scores (0 = attend, -inf =
             blocked; a -inf key stays blocked even where its score overflowed to +inf in
             float16). Integer masks raise, and so do float masks of only 0s and 1s (a bool
-            mask of the wrong dtype: use ``.bool()``).
-        dropout_p: probability of zeroing a weight, in [0, 1). Like torch's function, it
-            is applied whenever > 0 (there is no training flag); pass 0.0 to evaluate.
+            mask of the wrong dtype: use ``.bool()``). A (B, Tk) padding mask with 3-D
+            inputs is read as (Tq, Tk), and no check can tell when B == Tq: give it its
+            query axis (``mask[:, None, :]``, :func:`expand_key_mask`), or use the modules'
+            ``key_mask`` argument.
+        dropout_p: probability of zeroing a weight, a float in [0, 1) (a NumPy float is
+            fine, a bool is not). Like torch's function, it is applied whenever > 0
+            (there is no training flag); pass 0.0 to evaluate.
         is_causal: apply ``causal_mask(Tq, Tk)`` aligned top-left (query i sees keys
             0..i). Cannot be combined with ``attn_mask``.
-        scale: multiplies the scores; defaults to 1 / sqrt(E).
+        scale: multiplies the scores, a finite float (a NumPy float is fine, a bool is
+            not); defaults to 1 / sqrt(E). The queries are scaled before the product, so
+            in float16 it is the scaled score that must stay below 65504, as in torch.
 
     Returns:
         ``(output, weights)``: output (..., Tq, Ev); weights (..., Tq, Tk), the matrix
@@ -126,12 +134,14 @@ def scaled_dot_product_attention(
 
     Raises:
         TypeError: a non-tensor or non-floating input, inputs of different dtypes, an
-            integer mask, or a float mask of another dtype.
+            integer mask, a float mask of another dtype, or a ``scale`` that is not a
+            number (or is a bool).
         ValueError: query and key widths differ, key and value lengths differ, batch
             dimensions do not broadcast, a mask does not broadcast to (..., Tq, Tk) or
             would enlarge it, a float mask of only 0s and 1s or holding NaN or +inf,
-            ``attn_mask`` together with ``is_causal``, ``dropout_p`` outside [0, 1), a
-            ``scale`` that is NaN or infinite, or inputs (or the mask) on different devices.
+            ``attn_mask`` together with ``is_causal``, ``dropout_p`` outside [0, 1) or not
+            a number, a ``scale`` that is NaN or infinite, E = 0 without a ``scale``, or
+            inputs (or the mask) on different devices.
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1.
     """
@@ -150,17 +160,20 @@ def scaled_dot_product_attention(
             f"got key {shape_str(key)} and value {shape_str(value)}"
         )
     broadcast_batch(query=query, key=key, value=value)  # raises unless the batch dimensions broadcast
-    check_dropout("dropout_p", dropout_p)
+    dropout_p = check_dropout("dropout_p", dropout_p)
     if is_causal and attn_mask is not None:
         raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
-        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}")
-    if scale is not None and not math.isfinite(scale):
-        raise ValueError(f"scale must be a finite float (default 1 / sqrt(E)), got {scale!r}")
+    scale = check_scale(scale)
 
     tq, e = query.shape[-2], query.shape[-1]
     tk = key.shape[-2]
-    scale = 1.0 / math.sqrt(e) if scale is None else scale
+    if scale is None:
+        if e == 0:
+            raise ValueError(
+                "query and key must have a last dimension E of at least 1 for the default scale 1 / sqrt(E), "
+                f"got query {shape_str(query)} and key {shape_str(key)}; pass scale= to attend with E = 0"
+            )
+        scale = 1.0 / math.sqrt(e)
 
     mask = None
     if is_causal:
@@ -170,14 +183,37 @@ def scaled_dot_product_attention(
         check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
         mask = attn_mask if attn_mask.dtype == torch.bool else attn_mask != NEG_INF  # True = may attend
 
-    scores = query @ key.transpose(-2, -1)  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
-    scores.mul_(scale)  # in place: scores is a new tensor, and this saves a full-size copy
+    # Scale the queries, not the scores: what must fit in the dtype is the scaled score (in
+    # float16, |q . k| can pass 65504 where |q . k| * scale does not); (..., Tq, E) is also
+    # smaller than (..., Tq, Tk).
+    scores = (query * scale) @ key.transpose(-2, -1)  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
     if attn_mask is not None and attn_mask.is_floating_point():
         scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
-    # The weights may overwrite the scores unless autograd needs them (saves a (..., Tq, Tk) tensor).
-    overwrite = not (torch.is_grad_enabled() and scores.requires_grad)
+    # The weights may overwrite the scores (saves a (..., Tq, Tk) tensor) unless autograd needs
+    # them: backward mode (requires_grad) or forward mode (a dual tensor carries a tangent).
+    overwrite = not (torch.is_grad_enabled() and scores.requires_grad) and fwAD.unpack_dual(scores).tangent is None
     weights = _masked_softmax(scores, mask, overwrite=overwrite)  # (..., Tq, Tk), rows sum to 1 (or 0)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     output = weights @ value  # (..., Tq, Tk) @ (..., Tk, Ev) -> (..., Tq, Ev)
     return output, weights
+
+
+def combine_with_key_mask(
+    attn_mask: torch.Tensor | None, keys: torch.Tensor, is_causal: bool, tq: int, tk: int
+) -> torch.Tensor:
+    """One mask from a checked ``attn_mask`` (or ``is_causal``) and a key mask ``keys``.
+
+    ``keys`` is a checked bool key mask with its query (and head) axes, e.g. (B, 1, 1, Tk).
+    A bool ``attn_mask`` is combined with ``&``; a float one gets -inf where ``keys`` is
+    False; ``is_causal`` becomes ``causal_mask(tq, tk) & keys``.
+    """
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
+        attn_mask = causal_mask(tq, tk, device=keys.device)  # (Tq, Tk)
+    if attn_mask is None:
+        return keys
+    if attn_mask.dtype == torch.bool:
+        return attn_mask & keys
+    return torch.where(keys, attn_mask, NEG_INF)  # a float mask: -inf blocks a padding key

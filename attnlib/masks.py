@@ -73,8 +73,10 @@ def padding_mask(valid_lens: torch.Tensor | list[int], max_len: int) -> torch.Te
     """Padding mask from sequence lengths: position t is real when t < valid_lens[b].
 
     Args:
-        valid_lens: int (B,) lengths (a list of ints is accepted); each in [0, max_len].
-            Any leading shape works: (B, Tq) gives one length per query.
+        valid_lens: integer (B,) lengths, a tensor of an integer dtype or a (nested) list
+            of ints; each in [0, max_len]. Any leading shape works: (B, Tq) gives one
+            length per query. Lengths are counts: floats (2.7) and bools (True) are
+            refused, never truncated or counted as 1.
         max_len: T, the padded length.
 
     Returns:
@@ -83,20 +85,28 @@ def padding_mask(valid_lens: torch.Tensor | list[int], max_len: int) -> torch.Te
         against (B, H, Tq, Tk): see :func:`expand_key_mask`.
 
     Raises:
-        TypeError: ``valid_lens`` is not an integer tensor or list of ints.
-        ValueError: a length below 0 or above ``max_len``, or a negative ``max_len``.
+        TypeError: ``valid_lens`` is neither an integer tensor nor a list of ints (a
+            float, bool or complex tensor, or a list holding a float or a bool).
+        ValueError: a length below 0 or above ``max_len``, or a ``max_len`` that is not
+            a non-negative int.
 
     Source: the ``valid_lens`` masked softmax of Zhang et al., "Dive into Deep
     Learning", sec. 11.3 (attention scoring functions).
     """
     if isinstance(valid_lens, (list, tuple)):
-        valid_lens = torch.tensor(valid_lens, dtype=torch.long)
+        # Let torch infer the dtype: [2.7] gives float and [True] bool, both refused below
+        # (a forced long dtype would truncate 2.7 to 2 and count True as 1).
+        valid_lens = torch.tensor(valid_lens)
+        if valid_lens.numel() == 0:
+            valid_lens = valid_lens.long()  # torch reads [] as float; no length, nothing to refuse
     check_tensor("valid_lens", valid_lens)
     if valid_lens.is_floating_point() or valid_lens.dtype == torch.bool or valid_lens.is_complex():
-        raise TypeError(f"valid_lens must be an integer tensor, got dtype {valid_lens.dtype}")
+        raise TypeError(
+            f"valid_lens must be an integer tensor or a list of ints (lengths), got dtype {valid_lens.dtype}"
+        )
     if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 0:
         raise ValueError(f"max_len must be a non-negative int, got {max_len!r}")
-    if valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > max_len):
+    if not valid_lens.is_meta and valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > max_len):
         raise ValueError(
             f"valid_lens must lie in [0, max_len={max_len}], got values from "
             f"{int(valid_lens.min())} to {int(valid_lens.max())} in shape {shape_str(valid_lens)}"
@@ -190,15 +200,28 @@ def from_key_padding_mask(key_padding_mask: torch.Tensor, ndim: int = 4) -> torc
 
     torch's module reads a bool ``key_padding_mask`` as True = blocked (a padding key);
     attnlib reads True = may attend, so a bool mask is inverted. A float mask is added
-    to the scores in both, so it is only reshaped.
+    to the scores in both, so it is only reshaped. torch accepts no integer mask here,
+    and a 0/1 integer mask may mean either polarity, so it is refused.
+
+    Args:
+        key_padding_mask: bool or floating (B, Tk).
+        ndim: 4 for (B, H, Tq, Tk) scores, 3 for (B, Tq, Tk).
 
     Returns:
-        (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for ndim=3.
+        (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for ndim=3: bool (True = may attend) for a
+        bool input, the float mask reshaped for a float input.
 
     Raises:
+        TypeError: ``key_padding_mask`` is not a tensor, or is an integer tensor (the
+            message names the call for each polarity).
         ValueError: ``key_padding_mask`` is not 2-D.
+
+    Source: ``torch.nn.MultiheadAttention.forward`` (torch 2.13 documentation), argument
+    ``key_padding_mask``.
     """
     check_tensor("key_padding_mask", key_padding_mask)
+    _refuse_integer_mask("key_padding_mask", key_padding_mask, "from_key_padding_mask(key_padding_mask.bool())",
+                         "from_hf_attention_mask(key_padding_mask)")
     if key_padding_mask.dim() != 2:
         raise ValueError(
             f"key_padding_mask must have shape (B, Tk), got shape {shape_str(key_padding_mask)}"
@@ -207,32 +230,58 @@ def from_key_padding_mask(key_padding_mask: torch.Tensor, ndim: int = 4) -> torc
     return expand_key_mask(converted, ndim)
 
 
+def _refuse_integer_mask(name: str, mask: torch.Tensor, if_one_blocks: str, if_one_attends: str) -> None:
+    """Raise TypeError for an integer (non-bool, non-float) mask, naming the right call for each polarity."""
+    if mask.dtype != torch.bool and not mask.is_floating_point():
+        raise TypeError(
+            f"{name} must be a bool or float tensor (as torch requires), got dtype {mask.dtype}. A 0/1 integer "
+            f"mask says nothing about its polarity: if 1 means padding or blocked (torch's convention), call "
+            f"{if_one_blocks}; if 1 means 'may attend' (attnlib's and Hugging Face's), call {if_one_attends}"
+        )
+
+
 def from_torch_attn_mask(attn_mask: torch.Tensor, num_heads: int | None = None) -> torch.Tensor:
     """``nn.MultiheadAttention``'s ``attn_mask`` to an attnlib mask.
 
     torch's module reads a bool ``attn_mask`` as True = blocked; attnlib reads True =
     may attend, so a bool mask is inverted (a float mask is kept: it is added in both).
+    torch accepts no integer mask here, and a 0/1 integer mask may mean either polarity,
+    so it is refused.
 
     Args:
-        attn_mask: (Tq, Tk), or (B * H, Tq, Tk) with ``num_heads`` given.
-        num_heads: H, needed to unflatten a 3-D mask.
+        attn_mask: bool or floating (Tq, Tk), or (B * H, Tq, Tk) with ``num_heads`` given.
+        num_heads: H, a positive int, needed to unflatten a 3-D mask.
 
     Returns:
-        (Tq, Tk), or (B, H, Tq, Tk) for a 3-D input.
+        (Tq, Tk), or (B, H, Tq, Tk) for a 3-D input: bool (True = may attend) for a bool
+        input, the float mask for a float input.
 
     Raises:
-        ValueError: a 3-D mask without ``num_heads``, a first dimension that is not a
-            multiple of ``num_heads``, or a mask that is neither 2-D nor 3-D.
+        TypeError: ``attn_mask`` is not a tensor, or is an integer tensor (the message
+            names the call for each polarity).
+        ValueError: a 3-D mask without ``num_heads``, a ``num_heads`` that is not a
+            positive int, a first dimension that is not a multiple of ``num_heads``, or
+            a mask that is neither 2-D nor 3-D.
+
+    Source: ``torch.nn.MultiheadAttention.forward`` (torch 2.13 documentation), argument
+    ``attn_mask``.
     """
     check_tensor("attn_mask", attn_mask)
+    _refuse_integer_mask("attn_mask", attn_mask, "from_torch_attn_mask(attn_mask.bool())",
+                         "nothing: pass attn_mask.bool() to attnlib as it is")
     converted = ~attn_mask if attn_mask.dtype == torch.bool else attn_mask
     if attn_mask.dim() == 2:
         return converted
     if attn_mask.dim() == 3:
-        if num_heads is None or attn_mask.shape[0] % num_heads:
+        if not isinstance(num_heads, int) or isinstance(num_heads, bool) or num_heads < 1:
             raise ValueError(
-                f"a 3-D attn_mask has shape (B * num_heads, Tq, Tk) and needs num_heads to "
-                f"divide its first dimension, got shape {shape_str(attn_mask)} and num_heads={num_heads}"
+                f"a 3-D attn_mask has shape (B * num_heads, Tq, Tk) and needs num_heads, a positive int, "
+                f"got shape {shape_str(attn_mask)} and num_heads={num_heads!r}"
+            )
+        if attn_mask.shape[0] % num_heads:
+            raise ValueError(
+                f"a 3-D attn_mask has shape (B * num_heads, Tq, Tk) and needs num_heads to divide its first "
+                f"dimension, got shape {shape_str(attn_mask)} and num_heads={num_heads}"
             )
         bh, tq, tk = attn_mask.shape
         return converted.view(bh // num_heads, num_heads, tq, tk)  # (B*H, Tq, Tk) -> (B, H, Tq, Tk)
@@ -242,15 +291,28 @@ def from_torch_attn_mask(attn_mask: torch.Tensor, num_heads: int | None = None) 
 def from_hf_attention_mask(attention_mask: torch.Tensor, ndim: int = 4) -> torch.Tensor:
     """Hugging Face's ``attention_mask`` (B, Tk) of 1 = attend, 0 = padding, to a key mask.
 
+    Hugging Face's polarity is attnlib's, so nothing is inverted: integer, bool and
+    float masks of 0s and 1s are all read as 1 (True) = attend.
+
+    Args:
+        attention_mask: (B, Tk) of 0s and 1s, any dtype (usually int64).
+        ndim: 4 for (B, H, Tq, Tk) scores, 3 for (B, Tq, Tk).
+
     Returns:
         bool (B, 1, 1, Tk) for ndim=4, (B, 1, Tk) for ndim=3.
 
     Raises:
+        TypeError: ``attention_mask`` is not a tensor.
         ValueError: ``attention_mask`` is not 2-D or holds values other than 0 and 1.
+
+    Source: Hugging Face Transformers documentation, glossary entry "attention mask".
     """
     check_tensor("attention_mask", attention_mask)
-    if attention_mask.numel() and not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
-        raise ValueError("attention_mask must hold only 0 (padding) and 1 (attend)")
     if attention_mask.dim() != 2:
         raise ValueError(f"attention_mask must have shape (B, Tk), got shape {shape_str(attention_mask)}")
+    if not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+        raise ValueError(
+            "attention_mask must hold only 0 (padding) and 1 (attend), got other values; for lengths "
+            "use from_valid_lens"
+        )
     return expand_key_mask(attention_mask == 1, ndim)

@@ -10,8 +10,16 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_batch_first_inputs, check_dropout, check_ndim, check_tensor, shape_str
-from .attention import scaled_dot_product_attention
+from ._checks import (
+    check_batch_first_inputs,
+    check_dropout,
+    check_key_mask,
+    check_mask,
+    check_ndim,
+    check_tensor,
+    shape_str,
+)
+from .attention import combine_with_key_mask, scaled_dot_product_attention
 
 
 def _check_positive_int(name: str, n: object) -> None:
@@ -121,9 +129,9 @@ class MultiHeadAttention(nn.Module):
         for name, n in (("embed_dim", embed_dim), ("num_heads", num_heads), ("kdim", kdim), ("vdim", vdim)):
             _check_positive_int(name, n)
         _check_divisible("embed_dim", embed_dim, num_heads)
-        check_dropout("dropout", dropout)
+        dropout = check_dropout("dropout", dropout)
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
-        self.kdim, self.vdim, self.dropout = kdim, vdim, float(dropout)
+        self.kdim, self.vdim, self.dropout = kdim, vdim, dropout
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # H query matrices (E, Dh), stacked
         self.k_proj = nn.Linear(kdim, embed_dim, bias=bias)
         self.v_proj = nn.Linear(vdim, embed_dim, bias=bias)
@@ -139,38 +147,67 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         attn_mask: torch.Tensor | None = None,
         is_causal: bool = False,
+        *,
+        key_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Attend from every query to the keys, in every head.
 
+        Shape legend: B batch, H heads (``num_heads``), Tq query length, Tk key/value
+        length, E ``embed_dim``, Dh = E / H.
+
         Args:
-            query: (B, Tq, E). key: (B, Tk, kdim). value: (B, Tk, vdim). Same dtype and
-                device as each other and as the module's parameters.
-            attn_mask: optional, 2-D (Tq, Tk) or 4-D, broadcastable to (B, H, Tq, Tk):
-                bool (True = may attend) or float (added to the scores). A 3-D mask
-                raises: (B, Tq, Tk) would be read as (H, Tq, Tk). A (B, Tk) padding mask must get
-                its head and query axes first: ``expand_key_mask(mask)`` (True = real
-                token) or ``from_key_padding_mask(kpm)`` (torch's True = padding).
+            query: floating (B, Tq, E). key: (B, Tk, kdim). value: (B, Tk, vdim). Same dtype
+                and device as each other and as the module's parameters.
+            attn_mask: optional, 2-D (Tq, Tk) or 4-D, broadcastable to (B, H, Tq, Tk)
+                without enlarging it: bool (True = may attend) or floating (the inputs'
+                dtype, added to the scores). A 3-D mask raises: (B, Tq, Tk) would be read
+                as (H, Tq, Tk).
             is_causal: query i sees keys 0..i only (top-left aligned); not together
-                with ``attn_mask``.
+                with ``attn_mask`` (combine the masks with ``&`` instead).
+            key_mask: optional bool (B, Tk), True = a real key, False = padding: the
+                common padding mask, in attnlib's one polarity. It is the opposite of
+                torch's ``key_padding_mask`` (True = padding): convert that with
+                ``~key_padding_mask``, or pass ``attn_mask=from_key_padding_mask(kpm)``.
+                Combined with ``attn_mask`` (and ``is_causal``) by ``&``: a pair is attended
+                only if every mask allows it. Prefer it to a (B, Tk) mask in ``attn_mask``,
+                which a 2-D ``attn_mask`` would read as (Tq, Tk), silently when B == Tq.
 
         Returns:
             ``(output, weights)``: output (B, Tq, E); weights (B, H, Tq, Tk), each head's
-            attention weights (after dropout in training mode).
+            attention weights (after dropout in training mode), in the inputs' dtype. A
+            query whose keys are all masked gets zero weights.
 
         Raises:
-            TypeError: a non-floating input, or inputs whose dtype differs from each
-                other's or from the module's parameters'.
+            TypeError: a non-tensor or non-floating input or mask, inputs whose dtype
+                differs from each other's or from the module's parameters', an integer
+                ``attn_mask``, a ``key_mask`` that is not bool, or a float ``attn_mask``
+                of another dtype.
             ValueError: an input that is not 3-D or has the wrong last dimension,
-                different batch sizes, key and value of different lengths, inputs on
-                another device, or a mask that does not broadcast to (B, H, Tq, Tk).
+                different batch sizes, key and value of different lengths, inputs or masks
+                on another device, a 3-D ``attn_mask`` or one that does not broadcast to
+                (B, H, Tq, Tk), a ``key_mask`` of a shape other than (B, Tk), or
+                ``attn_mask`` together with ``is_causal``.
+
+        Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.2 (MultiHead(Q, K, V)
+        = Concat(head_1, ..., head_h) W^O) and sec. 3.2.3 (masking).
         """
         self._check_inputs(query, key, value)
-        if attn_mask is not None and attn_mask.dim() == 3:
-            raise ValueError(
-                f"attn_mask must be 2-D (Tq, Tk) or 4-D (B, H or 1, Tq, Tk), got shape {shape_str(attn_mask)}: "
-                "a 3-D mask would be read as (H, Tq, Tk), so a (B, 1, Tk) or (B, Tq, Tk) mask gives a wrong "
-                "answer when B equals H. Add the head axis: attn_mask[:, None]"
-            )
+        (b, tq, _), tk = query.shape, key.shape[1]
+        if attn_mask is not None:
+            check_tensor("attn_mask", attn_mask)
+            if attn_mask.dim() == 3:
+                raise ValueError(
+                    f"attn_mask must be 2-D (Tq, Tk) or 4-D (B, H or 1, Tq, Tk), got shape {shape_str(attn_mask)}: "
+                    "a 3-D mask would be read as (H, Tq, Tk), so a (B, 1, Tk) or (B, Tq, Tk) mask gives a wrong "
+                    "answer when B equals H. Add the head axis: attn_mask[:, None], or pass a (B, Tk) padding "
+                    "mask as key_mask"
+                )
+            check_mask("attn_mask", attn_mask, torch.Size((b, self.num_heads, tq, tk)), layout="(B, H, Tq, Tk)",
+                       like=query)
+        if key_mask is not None:
+            check_key_mask(key_mask, b, tk, query)
+            attn_mask = combine_with_key_mask(attn_mask, key_mask[:, None, None, :], is_causal, tq, tk)  # (B, 1, 1, Tk)
+            is_causal = False  # now inside attn_mask
         q = split_heads(self.q_proj(query), self.num_heads)  # (B, Tq, E) -> (B, H, Tq, Dh)
         k = split_heads(self.k_proj(key), self.num_heads)  # (B, Tk, kdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
         v = split_heads(self.v_proj(value), self.num_heads)  # (B, Tk, vdim) -> (B, Tk, E) -> (B, H, Tk, Dh)
@@ -199,7 +236,9 @@ class MultiHeadAttention(nn.Module):
         is batch first whatever ``m.batch_first`` says: for ``m`` built with
         ``batch_first=False`` pass ``x.transpose(0, 1)``, (T, B, E) -> (B, T, E).
         torch's masks mean True = blocked; convert them with ``from_key_padding_mask``
-        and ``from_torch_attn_mask``. The copy shares no storage with ``m``.
+        and ``from_torch_attn_mask``, or pass ``key_mask=~key_padding_mask``. The copy
+        shares no storage with ``m``, and making it draws nothing from the global random
+        generator (the copy is built on the meta device, then filled from ``m``).
 
         Raises:
             TypeError: ``m`` is not an ``nn.MultiheadAttention``.
@@ -213,9 +252,11 @@ class MultiHeadAttention(nn.Module):
         if m.add_zero_attn:
             raise ValueError("m was built with add_zero_attn=True (an extra all-zero key and value); unsupported")
         ref = m.out_proj.weight
-        new = cls(
-            m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None, dropout=m.dropout
-        ).to(device=ref.device, dtype=ref.dtype)
+        with torch.device("meta"):  # no initialisation to draw: every parameter is copied from m below
+            new = cls(
+                m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None, dropout=m.dropout
+            )
+        new = new.to_empty(device=ref.device).to(dtype=ref.dtype)
         if m._qkv_same_embed_dim:
             w_q, w_k, w_v = m.in_proj_weight.chunk(3)  # (3E, E) -> 3 x (E, E)
         else:

@@ -392,7 +392,7 @@ def test_multihead_masks():
                  "torch.int64")
     expect_error(ValueError, lambda: mha(x, x, x, attn_mask=key_mask.float()), "only 0s and 1s")
     expect_error(ValueError, lambda: mha(x, x, x, attn_mask=torch.ones(B, 1, 1, 1, TQ, dtype=torch.bool)),
-                 "attn_mask must broadcast to (..., Tq, Tk) = (2, 2, 3, 3)", "got shape (2, 1, 1, 1, 3)")
+                 "attn_mask must broadcast to (B, H, Tq, Tk) = (2, 2, 3, 3)", "got shape (2, 1, 1, 1, 3)")
     expect_error(ValueError, lambda: mha(x, x, x, attn_mask=causal_mask(TQ), is_causal=True),
                  "attn_mask and is_causal=True cannot be combined")
     _, weights = mha(x, x, x, attn_mask=expand_key_mask(key_mask))  # the documented (B, 1, 1, Tk) form works

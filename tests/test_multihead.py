@@ -270,7 +270,7 @@ def test_wrong_input_shapes_are_named():
         mha(q, k, v[:, :4])
     with pytest.raises(TypeError, match="module's dtype torch.float32, got torch.float64"):
         mha(q.double(), k.double(), v.double())
-    with pytest.raises(ValueError, match=r"attn_mask must broadcast to \(\.\.\., Tq, Tk\) = \(2, 2, 3, 5\)"):
+    with pytest.raises(ValueError, match=r"attn_mask must broadcast to \(B, H, Tq, Tk\) = \(2, 2, 3, 5\)"):
         mha(q, k, v, attn_mask=torch.ones(2, 5, dtype=torch.bool))  # a (B, Tk) mask not expanded
 
 
