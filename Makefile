@@ -71,7 +71,7 @@ clean:
 	rm -rf build .pytest_cache
 
 ## make mutants: mutation testing of attnlib with mutmut (pinned in requirements-mutants.txt; not part of
-## make test, about half an hour on 2 cores), then the kill rate per module (ARGS=--survivors lists them)
+## make test: about an hour on 2 busy shared cores), then the kill rate per module (ARGS=--survivors lists them)
 .PHONY: mutants
 mutants: setup
 	$(PY) -m pip install --quiet -r requirements-mutants.txt
