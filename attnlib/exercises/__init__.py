@@ -82,6 +82,17 @@ def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4) -> 
         return False
 
 
+def shape_of(answer: Any) -> tuple | None:
+    """A predicted shape as a tuple of ints (a torch.Size, list or tuple is fine), or None when it is not one."""
+    try:
+        shape = tuple(answer)
+    except TypeError:
+        return None
+    if all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
+        return shape
+    return None
+
+
 def describe(x: Any, limit: int = 120) -> str:
     """A short, readable form of an answer for a hint: shapes for big tensors, rounded values for small."""
     if isinstance(x, torch.Tensor):
@@ -181,4 +192,4 @@ def check_function(
     print(f"{name}: correct." + (f" {correct}" if correct else ""))
 
 
-__all__ = ["NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "same"]
+__all__ = ["NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "same", "shape_of"]

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from . import Mistake, check_function, check_value
+from . import shape_of as _shape_of
 
 __all__ = [
     "check_head_scale",
@@ -37,17 +38,6 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _shape_of(answer: Any) -> tuple | None:
-    """The answer as a tuple of ints, or None when it is not one (a torch.Size or list is fine)."""
-    try:
-        shape = tuple(answer)
-    except TypeError:
-        return None
-    if all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
-        return shape
-    return None
 
 
 def _close_to(value: float, rel: float = 0.01) -> Callable[[Any], bool]:

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from . import Mistake, check_function, check_value
+from . import shape_of as _shape_of
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
@@ -43,17 +44,6 @@ SCALED_QUERIES, SCALED_KEYS = 5, 7
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _shape_of(answer: Any) -> tuple | None:
-    """The answer as a tuple of ints, or None when it is not one (a torch.Size or list is fine)."""
-    try:
-        shape = tuple(answer)
-    except TypeError:
-        return None
-    if all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
-        return shape
-    return None
 
 
 def _number(answer: Any) -> float | None:
