@@ -111,6 +111,13 @@ def _feature_index_no_two(T: int, E: int) -> torch.Tensor:
     return table
 
 
+def _colleagues(T: int, E: int) -> torch.Tensor:
+    angle = _angles(T, E, 2 * torch.arange(E, dtype=torch.float64) / E)  # (T, E): the feature index j
+    table = angle.cos()  # cos at even features
+    table[:, 1::2] = angle[:, 1::2].sin()  # sin at odd ones
+    return table
+
+
 def _halves(T: int, E: int) -> torch.Tensor:
     angle = _angles(T, E, 2 * torch.arange(E // 2, dtype=torch.float64) / E)
     return torch.cat([angle.sin(), angle.cos()], dim=-1)  # all sines, then all cosines
@@ -133,12 +140,16 @@ SINUSOIDAL_INPUTS = [(6, 4), (10, 8), (3, 6)]
 def check_sinusoidal(function: Any) -> None:
     """Exercise 2: ``sinusoidal(T, E)`` -> (T, E), PE[t, 2i] = sin(t / 10000^(2i/E)), PE[t, 2i+1] = cos(...).
 
-    Run on (T, E) = (6, 4), (10, 8), (3, 6). Names: sin and cos swapped; the exponent 2j/E with j the
+    Run on (T, E) = (6, 4), (10, 8), (3, 6). Names: the colleague's function unchanged (both of the
+    next two mistakes); sin and cos swapped; the exponent 2j/E with j the
     feature index instead of the pair index i = j // 2 (and j/E, right only at even features); all
     sines first, then all cosines (a layout some libraries use, not the paper's); positions counted
     from 1; t multiplied by 10000^(2i/E) instead of divided; the table transposed (E, T).
     """
     mistakes = [
+        Mistake("this is what your colleague's function returns: both mistakes of your colleague remain. Features "
+                "2i and 2i + 1 share one frequency, 1 / 10000^(2i/E) with i the pair index, and the even feature "
+                "holds the sine, the odd one the cosine.", answer=_colleagues),
         Mistake("sin and cos are swapped: feature 2i (even) holds the sine, feature 2i + 1 (odd) the cosine, "
                 "so row 0 is [0, 1, 0, 1, ...].", answer=_sin_cos_swapped),
         Mistake("your exponent uses the feature index: features 2i and 2i + 1 are one pair and share one "
