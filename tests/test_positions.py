@@ -305,12 +305,19 @@ def test_rope_equals_transformers_llama_rotary_embedding(theta):
     B, H, T, Dh = 2, 3, 11, 16
     fields = {"hidden_size": H * Dh, "num_attention_heads": H, "num_key_value_heads": H, "head_dim": Dh,
               "max_position_embeddings": 64}
-    try:  # transformers >= 5 groups the RoPE settings in rope_parameters, older ones read rope_theta
-        config = transformers.LlamaConfig(**fields, rope_parameters={"rope_type": "default", "rope_theta": theta})
-    except TypeError:
-        config = transformers.LlamaConfig(**fields, rope_theta=theta)
-    assert modeling_llama.LlamaRotaryEmbedding(config).inv_freq.numel() == Dh // 2
-    rotary = modeling_llama.LlamaRotaryEmbedding(config)
+    # transformers >= 5 groups the RoPE settings in rope_parameters, older releases read rope_theta (and may
+    # keep an unknown keyword silently): use the spelling whose frequencies are theta's, 1 / theta^(2i/Dh)
+    frequencies = 1.0 / theta ** (torch.arange(0, Dh, 2, dtype=torch.float64) / Dh)
+    spellings = [{"rope_parameters": {"rope_type": "default", "rope_theta": theta}}, {"rope_theta": theta}]
+    for spelling in spellings:
+        try:
+            rotary = modeling_llama.LlamaRotaryEmbedding(transformers.LlamaConfig(**fields, **spelling))
+        except (TypeError, ValueError, KeyError):
+            continue
+        if torch.allclose(rotary.inv_freq.double(), frequencies, rtol=1e-6, atol=0):
+            break
+    else:
+        pytest.fail(f"no LlamaConfig spelling gave the RoPE base {theta} in transformers {transformers.__version__}")
     torch.manual_seed(13)
     q, k = torch.randn(B, H, T, Dh), torch.randn(B, H, T, Dh)
     position_ids = (torch.arange(T) + 5)[None].expand(B, T)  # (B, T): decoding after 5 cached tokens
