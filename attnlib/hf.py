@@ -109,8 +109,12 @@ def use_in_transformers() -> str:
 
     Source: transformers' documentation, "Attention Interface" (custom attention and mask functions).
     """
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface
+    import warnings
+
+    with warnings.catch_warnings():  # tqdm.auto warns in a notebook without ipywidgets when transformers imports it
+        warnings.simplefilter("ignore")
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface
 
     AttentionInterface.register(NAME, attention_forward)
     AttentionMaskInterface.register(NAME, mask_function)

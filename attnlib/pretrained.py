@@ -189,7 +189,11 @@ def smollm2_gguf() -> Path:
 
 def _quiet_transformers() -> None:
     """No progress bars or advice on stderr (the notebooks store their outputs)."""
-    import transformers
+    import warnings
+
+    with warnings.catch_warnings():  # tqdm.auto warns in a notebook without ipywidgets when transformers imports it
+        warnings.simplefilter("ignore")
+        import transformers
 
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
@@ -231,10 +235,11 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[Any, Any]:
     Source: the model card of sentence-transformers/all-MiniLM-L6-v2; Wang et al. 2020, "MiniLM".
     """
     import torch
+
+    _quiet_transformers()
     from transformers import AutoModel, AutoTokenizer
 
     paths = minilm_files()
-    _quiet_transformers()
     with tempfile.TemporaryDirectory(prefix="attnlib-minilm-") as tmp:
         folder = _linked_folder(paths, Path(tmp))  # transformers reads only the checked files
         tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -322,10 +327,11 @@ def load_smollm2(attn_implementation: str = "eager") -> tuple[Any, Any]:
     Source: the model card of HuggingFaceTB/SmolLM2-135M-Instruct; Allal et al. 2025, "SmolLM2".
     """
     import torch
+
+    _quiet_transformers()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = smollm2_gguf()
-    _quiet_transformers()
     folder = cache_dir()
     if not _cache_is_valid(folder):
         _convert_smollm2(gguf, folder)
