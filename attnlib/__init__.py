@@ -17,6 +17,7 @@ from .masks import (
 )
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .plotting import show_heatmaps, show_matmul
+from .positions import apply_rope, sinusoidal_positions
 
 __version__ = "0.1.0"
 
@@ -38,6 +39,7 @@ def __getattr__(name: str):
 __all__ = [
     "AdditiveAttention",
     "MultiHeadAttention",
+    "apply_rope",
     "causal_mask",
     "expand_key_mask",
     "from_hf_attention_mask",
@@ -50,6 +52,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "show_heatmaps",
     "show_matmul",
+    "sinusoidal_positions",
     "split_heads",
     "use_in_transformers",
 ]
