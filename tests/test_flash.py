@@ -55,9 +55,9 @@ def test_equals_torch(dtype, tq, tk, case):
     torch.testing.assert_close(out, expected, atol=TOL[dtype], rtol=TOL[dtype])
 
 
-@pytest.mark.parametrize("block_size_q, block_size_k", [(1, 1), (5, 7), (64, 64), (37, 53)])
+@pytest.mark.parametrize("block_size_q, block_size_k", [(1, 1), (5, 7), (64, 64), (11, 13)])
 def test_any_block_sizes(block_size_q, block_size_k):
-    query, key, value = qkv(2, 3)
+    query, key, value = qkv(2, 3, tq=11, tk=13)
     for kwargs in ({}, {"is_causal": True}):
         out = flash_attention(query, key, value, **kwargs, block_size_q=block_size_q, block_size_k=block_size_k)
         torch.testing.assert_close(out, F.scaled_dot_product_attention(query, key, value, **kwargs), atol=1e-10, rtol=1e-10)
@@ -141,11 +141,11 @@ def test_gradients_broadcast_batch_and_float32():
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"attn_mask": causal_mask(7, 9, align="bottom_right")}])
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"attn_mask": causal_mask(5, 7, align="bottom_right")}])
 def test_gradcheck(kwargs):
-    query, key, value = qkv(2, tq=7, tk=9, e=3, ev=2, requires_grad=True)
+    query, key, value = qkv(1, tq=5, tk=7, e=2, ev=2, requires_grad=True)
     assert torch.autograd.gradcheck(
-        lambda q, k, v: flash_attention(q, k, v, **kwargs, block_size_q=3, block_size_k=4), (query, key, value)
+        lambda q, k, v: flash_attention(q, k, v, **kwargs, block_size_q=2, block_size_k=3), (query, key, value)
     )
 
 
