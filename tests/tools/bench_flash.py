@@ -111,7 +111,8 @@ def child(impl: str, t: int, causal: bool, backward: bool) -> None:
 
 
 def peak_memory_mib(impl: str, t: int, causal: bool, backward: bool) -> float:
-    cmd = [sys.executable, __file__, "--child", impl, str(t), str(int(causal)), str(int(backward))]
+    cmd = [sys.executable, __file__, "--threads", str(torch.get_num_threads()), "--child", impl, str(t),
+           str(int(causal)), str(int(backward))]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])["peak_mib"]
 
@@ -153,8 +154,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds per case (the median is reported)")
     parser.add_argument("--no-attnlib-8192", action="store_true", help="do not time attnlib's attention above T=4096")
     parser.add_argument("--quick", action="store_true", help="T=1024 and 2048, 2 rounds, no backward")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default: torch's own); on a busy machine 1 is the fair setting: "
+                        "flash_attention's many small per-tile kernels each wait for every thread")
     parser.add_argument("--child", nargs=4, metavar=("IMPL", "T", "CAUSAL", "BACKWARD"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     if args.child:
         child(args.child[0], int(args.child[1]), bool(int(args.child[2])), bool(int(args.child[3])))
         return 0
