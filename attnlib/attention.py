@@ -154,20 +154,7 @@ def scaled_dot_product_attention(
     Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1; grouped-query
     attention: Ainslie et al. 2023, "GQA", sec. 2.2 (multi-query: Shazeer 2019).
     """
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        check_floating(name, x)
-        check_min_dims(name, x, 2, "(..., T, features)")
-    check_same_dtype_device(query=query, key=key, value=value)
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            "query and key must have the same last dimension E (the dot product runs over it), "
-            f"got query {shape_str(query)} and key {shape_str(key)}"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            "key and value must have the same length Tk (one value per key), "
-            f"got key {shape_str(key)} and value {shape_str(value)}"
-        )
+    check_query_key_value(query, key, value)
     if not isinstance(enable_gqa, bool):
         raise TypeError(f"enable_gqa must be True or False, got {type(enable_gqa).__name__}")
     if enable_gqa:
@@ -176,26 +163,12 @@ def scaled_dot_product_attention(
         _check_heads_without_gqa(query, key, value)
     broadcast_batch(query=query, key=key, value=value)  # raises unless the batch dimensions broadcast
     dropout_p = check_dropout("dropout_p", dropout_p)
-    if is_causal and attn_mask is not None:
-        raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
-    scale = check_scale(scale)
-
-    tq, e = query.shape[-2], query.shape[-1]
-    tk = key.shape[-2]
-    if scale is None:
-        if e == 0:
-            raise ValueError(
-                "query and key must have a last dimension E of at least 1 for the default scale 1 / sqrt(E), "
-                f"got query {shape_str(query)} and key {shape_str(key)}; pass scale= to attend with E = 0"
-            )
-        scale = 1.0 / math.sqrt(e)
+    scale = check_scale_and_mask(query, key, attn_mask, is_causal, scale)
 
     mask = None
     if is_causal:
-        mask = causal_mask(tq, tk, device=query.device)  # (Tq, Tk), top-left aligned
+        mask = causal_mask(query.shape[-2], key.shape[-2], device=query.device)  # (Tq, Tk), top-left aligned
     elif attn_mask is not None:
-        target = torch.Size((*broadcast_batch(query=query, key=key), tq, tk))  # the scores' shape
-        check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
         mask = attn_mask if attn_mask.dtype == torch.bool else attn_mask != NEG_INF  # True = may attend
 
     # Scale the queries, not the scores: what must fit in the dtype is the scaled score (in
@@ -265,3 +238,51 @@ def _check_heads_without_gqa(query: torch.Tensor, key: torch.Tensor, value: torc
             f"grouped-query attention (each key/value head shared by {hq // hk} query heads), "
             f"got query {shape_str(query)} and key {shape_str(key)}"
         )
+
+
+def check_query_key_value(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+    """The checks every attention function of attnlib makes of its three inputs.
+
+    Each is a floating tensor of at least 2 dimensions (..., T, features); all share one dtype and
+    device; query and key have the same width E; key and value the same length Tk. Raises the
+    TypeError or ValueError that :func:`scaled_dot_product_attention` documents.
+    """
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_floating(name, x)
+        check_min_dims(name, x, 2, "(..., T, features)")
+    check_same_dtype_device(query=query, key=key, value=value)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            "query and key must have the same last dimension E (the dot product runs over it), "
+            f"got query {shape_str(query)} and key {shape_str(key)}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            "key and value must have the same length Tk (one value per key), "
+            f"got key {shape_str(key)} and value {shape_str(value)}"
+        )
+
+
+def check_scale_and_mask(
+    query: torch.Tensor, key: torch.Tensor, attn_mask: torch.Tensor | None, is_causal: bool, scale: object
+) -> float:
+    """Check ``attn_mask``, ``is_causal`` and ``scale`` as :func:`scaled_dot_product_attention` does; return the scale.
+
+    ``attn_mask`` must broadcast to the scores' shape (..., Tq, Tk) and cannot come with
+    ``is_causal``; ``scale`` defaults to 1 / sqrt(E), which needs E >= 1.
+    """
+    if is_causal and attn_mask is not None:
+        raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
+    scale = check_scale(scale)
+    tq, e, tk = query.shape[-2], query.shape[-1], key.shape[-2]
+    if scale is None:
+        if e == 0:
+            raise ValueError(
+                "query and key must have a last dimension E of at least 1 for the default scale 1 / sqrt(E), "
+                f"got query {shape_str(query)} and key {shape_str(key)}; pass scale= to attend with E = 0"
+            )
+        scale = 1.0 / math.sqrt(e)
+    if attn_mask is not None:
+        target = torch.Size((*broadcast_batch(query=query, key=key), tq, tk))  # the scores' shape
+        check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
+    return scale

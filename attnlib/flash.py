@@ -12,19 +12,10 @@ batch shape, e.g. (B,) or (B, H), shared by query, key and value (or broadcastab
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ._checks import (
-    broadcast_batch,
-    check_floating,
-    check_mask,
-    check_min_dims,
-    check_same_dtype_device,
-    check_scale,
-    shape_str,
-)
+from ._checks import broadcast_batch
+from .attention import check_query_key_value, check_scale_and_mask
 
 NEG_INF = float("-inf")
 # Block sizes measured (B=1, H=8, Dh=64, float32, T=2048, 1 thread, a busy machine), time over torch's
@@ -193,38 +184,14 @@ def flash_attention(
     Algorithm 1 (forward); Dao 2023, "FlashAttention-2: Faster Attention with Better Parallelism
     and Work Partitioning", Algorithm 2 (backward).
     """
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        check_floating(name, x)
-        check_min_dims(name, x, 2, "(..., T, features)")
-    check_same_dtype_device(query=query, key=key, value=value)
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            "query and key must have the same last dimension E (the dot product runs over it), "
-            f"got query {shape_str(query)} and key {shape_str(key)}"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            "key and value must have the same length Tk (one value per key), "
-            f"got key {shape_str(key)} and value {shape_str(value)}"
-        )
+    check_query_key_value(query, key, value)
     batch = broadcast_batch(query=query, key=key, value=value)
-    if is_causal and attn_mask is not None:
-        raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
-    scale = check_scale(scale)
+    scale = check_scale_and_mask(query, key, attn_mask, is_causal, scale)
     bq = _check_block_size("block_size_q", block_size_q)
     bk = _check_block_size("block_size_k", block_size_k)
-    (tq, e), tk = query.shape[-2:], key.shape[-2]
-    if scale is None:
-        if e == 0:
-            raise ValueError(
-                "query and key must have a last dimension E of at least 1 for the default scale 1 / sqrt(E), "
-                f"got query {shape_str(query)} and key {shape_str(key)}; pass scale= to attend with E = 0"
-            )
-        scale = 1.0 / math.sqrt(e)
+    tq, tk = query.shape[-2], key.shape[-2]
     mask = None
     if attn_mask is not None:
-        target = torch.Size((*broadcast_batch(query=query, key=key), tq, tk))  # the scores' shape
-        check_mask("attn_mask", attn_mask, target, layout="(..., Tq, Tk)", like=query)
         mask = attn_mask.reshape((1,) * (2 - attn_mask.dim()) + attn_mask.shape)  # at least (1, 1)
         mask = mask.expand(*mask.shape[:-2], tq, tk)  # (..., Tq, Tk), a view: tiles can be sliced
 
