@@ -36,9 +36,14 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-# One setting for the test's JupyterLab: draw every cell (no virtual scrolling), so each figure is
-# in the page to be measured.
-LAB_SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"windowingMode": "none"}'}
+# Settings for the test's JupyterLab: draw every cell (no virtual scrolling), so each figure is
+# in the page to be measured, and no news or update check (a toast asking about them, and a fetch
+# this closed network refuses).
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"windowingMode": "none"}',
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+        '{"fetchNews": "false", "checkForUpdates": false}',
+}
 
 
 def free_port() -> int:
@@ -69,8 +74,7 @@ def lab():
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
         "--port-retries=0", f"--ServerApp.root_dir={work / 'notebooks'}", f"--IdentityProvider.token={token}",
-        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-        "jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")

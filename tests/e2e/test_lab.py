@@ -61,7 +61,7 @@ def run_all(page):
     """Kernel menu > Restart Kernel and Run All Cells..., confirmed in the dialog."""
     page.locator("#jp-MainMenu").get_by_text("Kernel", exact=True).click()
     page.get_by_role("menuitem", name="Restart Kernel and Run All Cells…").click()
-    page.locator(".jp-Dialog").get_by_role("button", name="Restart").click()
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS])
@@ -75,6 +75,8 @@ def test_notebook_runs_in_jupyterlab(lab, browser, path):
         page.goto(f"{base}/lab/tree/{rel}?token={token}&reset")
         page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=180_000)
         page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        # Close the file browser: room for the notebook in the screenshot.
+        page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
         run_all(page)
         n_code = sum(c["cell_type"] == "code" for c in nb["cells"])
         # Done when every code cell has an execution count from this run (1..n in order) and the kernel is idle.
