@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -78,6 +79,9 @@ def lab():
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")
+    # A SIGTERM (a CI timeout, `kill`) ends pytest through the finally blocks below, so the server
+    # and the browser stop with it.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     log = open(OUT / "jupyterlab.log", "w")
     server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"

@@ -79,12 +79,15 @@ def test_notebook_runs_in_jupyterlab(lab, browser, path):
         page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
         run_all(page)
         n_code = sum(c["cell_type"] == "code" for c in nb["cells"])
-        # Done when every code cell has an execution count from this run (1..n in order) and the kernel is idle.
+        # Done when the kernel is idle and every code cell has an execution count from this run, or a cell
+        # gave an error (Run All stops there; the assertion below reports it).
         page.wait_for_function(
             f"""() => {{
               const cells = ({CELLS_JS})().filter(c => c.type === 'code');
-              return cells.length === {n_code} && cells.every(c => c.count !== null)
-                     && cells[cells.length - 1].count === {n_code} && ({KERNEL_JS})() === 'idle';
+              const failed = cells.some(c => c.outputs.some(o => o.output_type === 'error'));
+              const done = cells.length === {n_code} && cells.every(c => c.count !== null)
+                           && cells[cells.length - 1].count === {n_code};
+              return (done || failed) && ({KERNEL_JS})() === 'idle';
             }}""",
             timeout=RUN_TIMEOUT_MS, polling=1000,
         )
