@@ -96,6 +96,7 @@ def scaled_dot_product_attention(
     dropout_p: float = 0.0,
     is_causal: bool = False,
     scale: float | None = None,
+    enable_gqa: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T * scale + mask) V, returning output and weights.
 
@@ -124,6 +125,10 @@ def scaled_dot_product_attention(
         scale: multiplies the scores, a finite float (a NumPy float is fine, a bool is
             not); defaults to 1 / sqrt(E). The queries are scaled before the product, so
             in float16 it is the scaled score that must stay below 65504, as in torch.
+        enable_gqa: grouped-query attention, as in torch: query (..., Hq, Tq, E) and
+            key, value (..., Hkv, Tk, E) with Hq a multiple of Hkv; query head h attends
+            with key/value head h // (Hq / Hkv) (each key/value head is repeated
+            Hq / Hkv times along dim -3). Multi-query attention is Hkv = 1.
 
     Returns:
         ``(output, weights)``: output (..., Tq, Ev); weights (..., Tq, Tk), the matrix
@@ -136,14 +141,18 @@ def scaled_dot_product_attention(
         TypeError: a non-tensor or non-floating input, inputs of different dtypes, an
             integer mask, a float mask of another dtype, or a ``scale`` that is not a
             number (or is a bool).
-        ValueError: query and key widths differ, key and value lengths differ, batch
+        ValueError: query and key widths differ, key and value lengths differ, with
+            ``enable_gqa`` inputs under 3-D, key and value with different head counts, or
+            query heads not a multiple of the key/value heads (without it, 4-D or larger inputs
+            whose head counts differ that way raise and suggest ``enable_gqa=True``), batch
             dimensions do not broadcast, a mask does not broadcast to (..., Tq, Tk) or
             would enlarge it, a float mask of only 0s and 1s or holding NaN or +inf,
             ``attn_mask`` together with ``is_causal``, ``dropout_p`` outside [0, 1) or not
             a number, a ``scale`` that is NaN or infinite, E = 0 without a ``scale``, or
             inputs (or the mask) on different devices.
 
-    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1.
+    Source: Vaswani et al. 2017, "Attention Is All You Need", sec. 3.2.1, eq. 1; grouped-query
+    attention: Ainslie et al. 2023, "GQA", sec. 2.2 (multi-query: Shazeer 2019).
     """
     for name, x in (("query", query), ("key", key), ("value", value)):
         check_floating(name, x)
@@ -159,6 +168,12 @@ def scaled_dot_product_attention(
             "key and value must have the same length Tk (one value per key), "
             f"got key {shape_str(key)} and value {shape_str(value)}"
         )
+    if not isinstance(enable_gqa, bool):
+        raise TypeError(f"enable_gqa must be True or False, got {type(enable_gqa).__name__}")
+    if enable_gqa:
+        key, value = _repeat_kv_heads(query, key, value)  # (..., Hkv, Tk, E) -> (..., Hq, Tk, E)
+    else:
+        _check_heads_without_gqa(query, key, value)
     broadcast_batch(query=query, key=key, value=value)  # raises unless the batch dimensions broadcast
     dropout_p = check_dropout("dropout_p", dropout_p)
     if is_causal and attn_mask is not None:
@@ -217,3 +232,36 @@ def combine_with_key_mask(
     if attn_mask.dtype == torch.bool:
         return attn_mask & keys
     return torch.where(keys, attn_mask, NEG_INF)  # a float mask: -inf blocks a padding key
+
+
+def _repeat_kv_heads(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Repeat each key/value head Hq / Hkv times along dim -3 (torch's ``enable_gqa=True`` rule)."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_min_dims(name, x, 3, "(..., H, T, features) with enable_gqa=True")
+    hq, hkv = query.shape[-3], key.shape[-3]
+    if value.shape[-3] != hkv:
+        raise ValueError(
+            "with enable_gqa=True key and value must have the same number of heads Hkv (dim -3), "
+            f"got key {shape_str(key)} and value {shape_str(value)}"
+        )
+    if hkv == 0 or hq % hkv != 0:
+        raise ValueError(
+            "with enable_gqa=True the query heads Hq (dim -3) must be a multiple of the key/value heads Hkv, "
+            f"got query {shape_str(query)} (Hq = {hq}) and key {shape_str(key)} (Hkv = {hkv})"
+        )
+    groups = hq // hkv  # query heads per key/value head
+    # (..., Hkv, Tk, E) -> (..., Hq, Tk, E): heads 0..groups-1 of the query share key/value head 0, and so on
+    return key.repeat_interleave(groups, dim=-3), value.repeat_interleave(groups, dim=-3)
+
+
+def _check_heads_without_gqa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+    """Name enable_gqa when the head axes differ the way grouped-query attention's do."""
+    if min(query.dim(), key.dim(), value.dim()) < 4:
+        return  # (B, T, E) inputs: dim -3 is the batch, and broadcast_batch names the mismatch
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    if hk == hv and 1 < hk < hq and hq % hk == 0:
+        raise ValueError(
+            f"query has {hq} heads (dim -3) and key and value have {hk}: pass enable_gqa=True for "
+            f"grouped-query attention (each key/value head shared by {hq // hk} query heads), "
+            f"got query {shape_str(query)} and key {shape_str(key)}"
+        )

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 import torch
 
-from attnlib.exercises import NOT_ATTEMPTED, Mistake, check_function, check_value, same
+from attnlib.exercises import NOT_ATTEMPTED, Mistake, check_function, check_value, describe, same
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
@@ -98,7 +98,7 @@ def test_check_function_tries_every_input_before_saying_correct(capsys):
     def right_only_on_the_first(scores):
         return reference_softmax(scores) if scores.shape == (2, 3) else scores
     check_function("Exercise 3", right_only_on_the_first, INPUTS, reference_softmax, [WRONG_AXIS])
-    assert line(capsys).startswith("Exercise 3: not yet. On inputs (1, 4) expected tensor of shape (1, 4)")
+    assert line(capsys).startswith("Exercise 3: not yet. On inputs (1, 4) float32 expected tensor of shape (1, 4)")
 
 
 def test_check_function_reports_a_stub_and_an_exception_in_one_line(capsys):
@@ -192,3 +192,45 @@ def test_solved_notebooks_show_their_checkers_passing(path):
     assert outputs.count(": correct.") >= 3
     markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "## Self-check" in markdown and markdown.count("<details>") >= 3
+
+
+def test_check_function_diagnose_writes_a_hint_from_the_learners_numbers(capsys):
+    def diagnose(got, expected, args):
+        return f"your first row sums to {got[0].sum():.2f}" if got.shape == expected.shape else None
+
+    check_function("Exercise 3", lambda s: s.exp(), INPUTS, reference_softmax, diagnose=diagnose)
+    first_row_sum = INPUTS[0][0][0].exp().sum()
+    assert line(capsys) == f"Exercise 3: not yet. your first row sums to {first_row_sum:.2f}"
+    # A named mistake comes before the diagnosis; a diagnosis that fails gives the general hint.
+    check_function("Exercise 3", lambda s: torch.softmax(s, dim=0), INPUTS, reference_softmax, [WRONG_AXIS],
+                   diagnose=diagnose)
+    assert line(capsys) == "Exercise 3: not yet. softmax ran over the queries: use dim=-1"
+    check_function("Exercise 3", lambda s: s.exp(), INPUTS, reference_softmax, diagnose=lambda *a: 1 / 0)
+    assert line(capsys).startswith("Exercise 3: not yet. On inputs (2, 3) float32 expected")
+
+
+def test_check_function_on_error_names_the_mistake_behind_an_exception(capsys):
+    def on_error(err, args):
+        return f"{type(err).__name__} on {args[0].dim()}-D scores: use dim=-1" if isinstance(err, IndexError) else None
+
+    check_function("Exercise 3", lambda s: torch.softmax(s, dim=2), INPUTS, reference_softmax, on_error=on_error)
+    assert line(capsys) == "Exercise 3: not yet. IndexError on 2-D scores: use dim=-1"
+    check_function("Exercise 3", lambda s: s.no_such_method(), INPUTS, reference_softmax, on_error=on_error)
+    assert line(capsys).startswith("Exercise 3: not yet. Your function raised AttributeError on inputs (2, 3) float32:")
+
+
+def test_check_function_silences_the_learners_warnings(capsys, recwarn):
+    import warnings
+
+    def noisy(scores):
+        warnings.warn("deprecated", UserWarning, stacklevel=2)
+        return reference_softmax(scores)
+
+    check_function("Exercise 3", noisy, INPUTS, reference_softmax)
+    assert line(capsys) == "Exercise 3: correct."
+    assert len(recwarn) == 0
+
+
+def test_describe_shows_a_pair_of_tensors_item_by_item():
+    expected = "(tensor of shape (2,): [0.0, 0.0]; tensor of shape (1,): [1.0])"
+    assert describe((torch.zeros(2), torch.ones(1))) == expected

@@ -91,6 +91,17 @@ def make_cases():
             nn.MultiheadAttention(4, 2, add_zero_attn=True)
         ),
         "additive_positive": lambda: A.AdditiveAttention(3, 0, 5),
+        "gqa_flag_type": lambda: A.scaled_dot_product_attention(q, k, v, enable_gqa=1),
+        "gqa_ndim": lambda: A.scaled_dot_product_attention(q[0], k[0], v[0], enable_gqa=True),
+        "gqa_kv_heads": lambda: A.scaled_dot_product_attention(
+            torch.zeros(1, 6, 3, 4), torch.zeros(1, 2, 5, 4), torch.zeros(1, 3, 5, 4), enable_gqa=True
+        ),
+        "gqa_multiple": lambda: A.scaled_dot_product_attention(
+            torch.zeros(1, 6, 3, 4), torch.zeros(1, 4, 5, 4), torch.zeros(1, 4, 5, 4), enable_gqa=True
+        ),
+        "gqa_hint": lambda: A.scaled_dot_product_attention(
+            torch.zeros(1, 6, 3, 4), torch.zeros(1, 2, 5, 4), torch.zeros(1, 2, 5, 4)
+        ),
         "sdpa_e0": lambda: A.scaled_dot_product_attention(q[..., :0], k[..., :0], v),
         "sdpa_width": lambda: A.scaled_dot_product_attention(q, k[..., :3], v),
         "sdpa_length": lambda: A.scaled_dot_product_attention(q, k, v[:, :4]),
@@ -254,6 +265,27 @@ MESSAGES = [
         "m was built with add_zero_attn=True (an extra all-zero key and value); unsupported",
     ),
     ("additive_positive", ValueError, "key_size must be a positive int, got 0"),
+    ("gqa_flag_type", TypeError, "enable_gqa must be True or False, got int"),
+    (
+        "gqa_ndim",
+        ValueError,
+        "query must have at least 3 dimensions (..., H, T, features) with enable_gqa=True, got shape (3, 4)",
+    ),
+    (
+        "gqa_kv_heads",
+        ValueError,
+        "with enable_gqa=True key and value must have the same number of heads Hkv (dim -3), got key (1, 2, 5, 4) and value (1, 3, 5, 4)",
+    ),
+    (
+        "gqa_multiple",
+        ValueError,
+        "with enable_gqa=True the query heads Hq (dim -3) must be a multiple of the key/value heads Hkv, got query (1, 6, 3, 4) (Hq = 6) and key (1, 4, 5, 4) (Hkv = 4)",
+    ),
+    (
+        "gqa_hint",
+        ValueError,
+        "query has 6 heads (dim -3) and key and value have 2: pass enable_gqa=True for grouped-query attention (each key/value head shared by 3 query heads), got query (1, 6, 3, 4) and key (1, 2, 5, 4)",
+    ),
     (
         "sdpa_e0",
         ValueError,

@@ -18,6 +18,7 @@ printing, so a check cell shows one line and no ``Out[...]``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,8 @@ def shape_of(answer: Any) -> tuple | None:
 
 def describe(x: Any, limit: int = 120) -> str:
     """A short, readable form of an answer for a hint: shapes for big tensors, rounded values for small."""
+    if isinstance(x, (tuple, list)) and x and all(isinstance(t, torch.Tensor) for t in x):
+        return "(" + "; ".join(describe(t, limit) for t in x) + ")"  # e.g. (output, weights)
     if isinstance(x, torch.Tensor):
         if x.numel() <= 12:
             values = x.detach().double().round(decimals=4).tolist() if x.is_floating_point() else x.tolist()
@@ -143,16 +146,23 @@ def check_value(
 
 def check_function(
     name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
-    mistakes: Sequence[Mistake] = (), *, correct: str = "", atol: float = 1e-5, rtol: float = 1e-4,
+    mistakes: Sequence[Mistake] = (), *, diagnose: Callable[[Any, Any, tuple], str | None] | None = None,
+    on_error: Callable[[Exception, tuple], str | None] | None = None,
+    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4,
 ) -> None:
     """Print one line judging the learner's ``function`` on every input tuple against ``reference``.
 
     The function is called on each tuple of ``inputs`` (tensors are cloned first, so the learner's
-    function cannot change them for the next call). The first input on which it disagrees with the
-    reference is compared with each mistake's wrong implementation (``Mistake.answer``, run on the
-    same input) or predicate (``Mistake.when``, given the learner's output); a match prints its hint.
-    A function that returns ``None`` (the stub) is not attempted yet; one that raises is told which
-    exception it raised, on which input shapes.
+    function cannot change them for the next call; warnings it triggers are silenced). On the first
+    input where it disagrees with the reference, each mistake is tried in order: its wrong
+    implementation (``Mistake.answer``, run on the same input) or predicate (``Mistake.when``, given
+    the learner's output); a match prints its hint. Then ``diagnose(got, expected, args)``, when
+    given, may write a hint that quotes the learner's own numbers (it returns None when it does not
+    recognise the answer). Otherwise the general hint shows what was expected and what came back.
+
+    A function that returns ``None`` (the stub) is not attempted yet. One that raises is told which
+    exception it raised, on which inputs, unless ``on_error(err, args)`` names the mistake behind it.
+    A mistake, diagnosis or error hint that itself fails is skipped, so a checker never raises.
     """
     if _is_stub(function):
         print(f"{name}: {NOT_ATTEMPTED}")
@@ -161,35 +171,56 @@ def check_function(
         print(f"{name}: not yet. Expected a function, got {describe(function)}.")
         return
     for args in inputs:
-        def fresh(args: tuple = args) -> tuple:
-            return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-        shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
         try:
-            got = function(*fresh())
+            got = _quietly(function, *_fresh(args))
         except Exception as err:  # the learner's code: report it in one line instead of a traceback
-            print(f"{name}: not yet. Your function raised {type(err).__name__} on inputs {shapes}: {err}")
+            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raised = f"Your function raised {type(err).__name__} on inputs {_inputs_text(args)}"
+            hint = _safely(on_error, err, args) or (raised + (f": {text}" if text else "."))
+            print(f"{name}: not yet. {hint}")
             return
         if got is None:
             print(f"{name}: {NOT_ATTEMPTED} (your function returns None: finish it with a return)")
             return
-        expected = reference(*fresh())
+        expected = reference(*_fresh(args))
         if same(got, expected, atol=atol, rtol=rtol):
             continue
-        for mistake in mistakes:
-            try:
-                if mistake.when is not None:
-                    matched = mistake.when(got)
-                else:
-                    matched = same(got, mistake.answer(*fresh()), atol=atol, rtol=rtol)
-            except Exception:
-                matched = False
-            if matched:
-                print(f"{name}: not yet. {mistake.hint}")
-                return
-        print(f"{name}: not yet. On inputs {shapes} expected {describe(expected)}, got {describe(got)}.")
+        mistake = _matching_mistake(got, mistakes, lambda m, args=args: _quietly(m.answer, *_fresh(args)))
+        hint = mistake.hint if mistake is not None else _safely(diagnose, got, expected, args)
+        print(f"{name}: not yet. "
+              + (hint or f"On inputs {_inputs_text(args)} expected {describe(expected)}, got {describe(got)}."))
         return
     print(f"{name}: correct." + (f" {correct}" if correct else ""))
+
+
+def _fresh(args: tuple) -> tuple:
+    """The inputs, tensors cloned: a learner's function that writes into its inputs cannot spoil the next call."""
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def _quietly(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with warnings silenced (e.g. torch's deprecation of ``.T`` on more than 2 axes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args)
+
+
+def _safely(function: Callable[..., str | None] | None, *args: Any) -> str | None:
+    """A hint from ``function``, or None when there is none or it cannot read this answer."""
+    if function is None:
+        return None
+    try:
+        return function(*args)
+    except Exception:  # a diagnosis that cannot read this answer falls back to the general hint
+        return None
+
+
+def _inputs_text(args: tuple) -> str:
+    """Inputs as a hint shows them: a tensor by its shape and dtype, anything else by its repr."""
+    return ", ".join(
+        f"{tuple(a.shape)} {str(a.dtype).removeprefix('torch.')}" if isinstance(a, torch.Tensor) else repr(a)
+        for a in args
+    )
 
 
 __all__ = ["NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "same", "shape_of"]

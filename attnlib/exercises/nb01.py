@@ -13,22 +13,21 @@ and returns None. The mistakes they name:
   only (`key.T`) and fails on (B, H, T, d_k) inputs;
 - cross-attention with the keys or values (or the queries) taken from the wrong sequence.
 
-The framework's :func:`attnlib.exercises.check_function` compares one returned value, while the
-functions of Exercises 4 and 5 return a pair (output, weights) and their hints quote the learner's
-own numbers (row sums, shapes), so this module has its own small helper, :func:`_check_pair_function`.
+The functions of Exercises 4 and 5 return a pair (output, weights), and their hints quote the
+learner's own numbers (row sums, shapes): :func:`_check_pair_function` gives
+:func:`attnlib.exercises.check_function` a diagnosis that reads the pair.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from . import NOT_ATTEMPTED, Mistake, check_value, describe, same
+from . import Mistake, _fresh, _quietly, check_function, check_value, describe, same
 
 # Exercise 1: the sizes the learner predicts shapes for.
 TQ, TK, D_K, EV = 5, 7, 16, 32
@@ -233,54 +232,26 @@ def _shapes_text(args: tuple) -> str:
 def _check_pair_function(
     name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
     mistakes: Sequence[PairMistake], *, correct: str = "",
-    on_error: Callable[[Exception, tuple, int], str | None] = lambda err, args, i: None,
+    on_error: Callable[[Exception, tuple], str | None] | None = None,
 ) -> None:
-    """Like :func:`attnlib.exercises.check_function`, for functions returning (output, weights).
+    """:func:`attnlib.exercises.check_function` for functions returning (output, weights).
 
-    The function runs on each input tuple (cloned); on the first input where its pair differs from
-    the reference's, each mistake is tried in order and the first that recognises it prints its
-    hint, which may quote the learner's numbers. ``on_error`` may name an exception (given the
-    exception, the inputs and the input's index); otherwise the exception's type is reported.
+    On the first input where the learner's pair differs from the reference's, each mistake is tried
+    in order and the first that recognises it writes the hint, which may quote the learner's numbers;
+    otherwise the general hint names the pair's two parts.
     """
-    if function is None or function is Ellipsis:
-        print(f"{name}: {NOT_ATTEMPTED}")
-        return
-    if not callable(function):
-        print(f"{name}: not yet. Expected a function, got {describe(function)}.")
-        return
-    for index, args in enumerate(inputs):
-        def fresh(args: tuple = args) -> tuple:
-            return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # e.g. torch's deprecation of .T on more than 2 axes
-                got = function(*fresh())
-        except Exception as err:  # the learner's code: one line instead of a traceback
-            hint = on_error(err, args, index)
-            hint = hint or f"Your function raised {type(err).__name__} on inputs {_shapes_text(args)}."
-            print(f"{name}: not yet. {hint}")
-            return
-        if got is None:
-            print(f"{name}: {NOT_ATTEMPTED} (your function returns None: finish it with a return)")
-            return
-        got = _Pair(got)
-        expected = _Pair(reference(*fresh()))
-        if got == expected:
-            continue
+    def diagnose(got: Any, expected: Any, args: tuple) -> str:
+        pair = _Pair(got)
         for recognise, hint in mistakes:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    matched = recognise(got, fresh())
+                matched = _quietly(recognise, pair, _fresh(args))
             except Exception:  # a recogniser that cannot judge this answer does not match it
                 matched = False
             if matched:
-                print(f"{name}: not yet. {hint(got, args)}")
-                return
-        print(f"{name}: not yet. On inputs {_shapes_text(args)} expected {expected!r}, got {got!r}.")
-        return
-    print(f"{name}: correct." + (f" {correct}" if correct else ""))
+                return hint(pair, args)
+        return f"On inputs {_shapes_text(args)} expected {_Pair(expected)!r}, got {pair!r}."
+
+    check_function(name, function, inputs, reference, diagnose=diagnose, on_error=on_error, correct=correct)
 
 
 def reference_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
@@ -336,8 +307,8 @@ def _row_sums(got: _Pair) -> str:
     return _rounded(rows[:5]) + (", ..." if len(rows) > 5 else "")
 
 
-def _attention_error(err: Exception, args: tuple, index: int) -> str | None:
-    if index > 0 and args[0].dim() > 2:
+def _attention_error(err: Exception, args: tuple) -> str | None:
+    if args[0].dim() > 2:
         return (f"Your function works on matrices but raised {type(err).__name__} on batched inputs "
                 f"{_shapes_text(args)}, (B, H, T, d_k): transpose only the last two axes, "
                 "key.transpose(-2, -1), instead of key.T.")
@@ -431,8 +402,8 @@ def check_cross_attention(my_cross_attention: Any) -> None:
                                               "(output, weights)."),
     ] + [(_wrong(impl), lambda got, args, h=hint: h) for impl, hint in wrong]
 
-    def on_error(err: Exception, args: tuple, index: int) -> str | None:
-        if index > 0:
+    def on_error(err: Exception, args: tuple) -> str | None:
+        if args[0].shape != args[1].shape:  # the second input: decoder and encoder of different shapes
             return (f"Your function raised {type(err).__name__} on a decoder of 2 tokens (width 6) and an encoder of "
                     "5 tokens (width 8): W_q multiplies the decoder, W_k and W_v the encoder.")
         return None

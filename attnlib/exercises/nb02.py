@@ -9,7 +9,6 @@ is :func:`~attnlib.exercises.check_function` with a hint computed from the learn
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,48 +38,21 @@ def near(got: Sequence[float], want: Sequence[float], tol: float) -> bool:
     return len(got) == len(want) and all(abs(g - w) <= tol for g, w in zip(got, want))
 
 
-def _fresh(args: tuple) -> tuple:
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-
-def _first_wrong(function: Callable, inputs: Sequence[tuple], reference: Callable) -> tuple[tuple, Any] | None:
-    """The first input on which ``function`` disagrees with ``reference``, with its output (None if none is found)."""
-    for args in inputs:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got = function(*_fresh(args))
-        except Exception:  # check_function reports an exception itself
-            return None
-        if got is None:
-            return None
-        if not same(got, reference(*_fresh(args))):
-            return args, got
-    return None
-
-
 def check_function_diagnosed(
     name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
     diagnose: Callable[[tuple, Any], str | None], *, correct: str = "",
 ) -> None:
-    """Like :func:`attnlib.exercises.check_function`, with the hint written from the learner's own output.
+    """:func:`attnlib.exercises.check_function` with the hint written from the learner's own output.
 
     ``diagnose(args, got)`` receives the first input on which the learner's function disagrees with
     the reference and what it returned there; it returns a hint naming the mistake (quoting numbers
     from ``got``), or None to fall back to the general expected/got hint.
     """
-    hint = None
-    if callable(function):
-        found = _first_wrong(function, inputs, reference)
-        if found is not None:
-            try:
-                hint = diagnose(*found)
-            except Exception:  # a diagnosis that cannot read this output gives the general hint
-                hint = None
-    if hint:
-        hint = hint[0].upper() + hint[1:]
-    mistakes = [Mistake(hint, when=lambda _got: True)] if hint else []
-    check_function(name, function, inputs, reference, mistakes, correct=correct)
+    def hint(got: Any, expected: Any, args: tuple) -> str | None:
+        text = diagnose(args, got)
+        return text[0].upper() + text[1:] if text else None
+
+    check_function(name, function, inputs, reference, diagnose=hint, correct=correct)
 
 
 LAYOUTS = {2: ("Tq", "Tk"), 3: ("B", "Tq", "Tk"), 4: ("B", "H", "Tq", "Tk")}

@@ -7,9 +7,8 @@ yet") and returns None. The hints name the classic masking mistakes: a combined 
 query axes; a finite fill such as minus 10^9 (uniform rows over padding, float16 overflow) or ``-inf``
 without a guard (NaN rows); and a top-left causal diagonal when decoding with a key/value cache.
 
-The framework's :func:`~attnlib.exercises.check_function` prints a fixed hint per mistake; these
-hints quote numbers from the learner's own answer, so the function exercises go through a small
-helper here, :func:`_judge_function`, which lets a ``diagnose`` function write the hint.
+The hints quote numbers from the learner's own answer: the function exercises give
+:func:`~attnlib.exercises.check_function` a ``diagnose`` function that writes the hint.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import NOT_ATTEMPTED, Mistake, check_value, describe, same
+from . import Mistake, check_function, check_value, describe, same
 
 __all__ = [
     "check_cache_causal_mask",
@@ -35,64 +34,15 @@ GUARD = "torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)"
 # --- shared helpers --------------------------------------------------------------------------
 
 
-def _show(args: tuple) -> str:
-    return ", ".join(
-        f"{tuple(a.shape)} {str(a.dtype).removeprefix('torch.')}" if isinstance(a, torch.Tensor) else repr(a)
-        for a in args
-    )
-
-
-def _fresh(args: tuple) -> tuple:
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-
-def _judge_function(
-    name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
-    diagnose: Callable[[Any, Any, tuple], str | None], *, correct: str,
-    on_error: Callable[[Exception, tuple], str | None] | None = None,
-) -> None:
-    """Like ``check_function``, but the hint comes from ``diagnose(got, expected, args)``.
-
-    ``diagnose`` sees the learner's output on the first input where it is wrong and returns a hint
-    naming the mistake (with numbers from that output), or None for the general expected/got hint.
-    ``on_error(err, args)`` may do the same for an exception the learner's function raised.
-    """
-    if function is None or function is Ellipsis:
-        print(f"{name}: {NOT_ATTEMPTED}")
-        return
-    if not callable(function):
-        print(f"{name}: not yet. Expected a function, got {describe(function)}.")
-        return
-    for args in inputs:
-        try:
-            got = function(*_fresh(args))
-        except Exception as err:  # the learner's code: one line instead of a traceback
-            hint = _safely(on_error, err, args) if on_error else None
-            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-            print(f"{name}: not yet. "
-                  + (hint or f"Your function raised {type(err).__name__} on inputs {_show(args)}: {text}"))
-            return
-        if got is None:
-            print(f"{name}: {NOT_ATTEMPTED} (your function returns None: finish it with a return)")
-            return
-        expected = reference(*_fresh(args))
-        if same(got, expected):
-            continue
+def _judge_function(name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
+                    diagnose: Callable[[torch.Tensor, torch.Tensor, tuple], str | None], **kwargs: Any) -> None:
+    """:func:`~attnlib.exercises.check_function` with ``diagnose``, after telling a non-tensor result apart."""
+    def tensor_first(got: Any, expected: torch.Tensor, args: tuple) -> str | None:
         if not isinstance(got, torch.Tensor):
-            hint = f"Your function returned {describe(got)}; it should return a tensor."
-        else:
-            hint = _safely(diagnose, got, expected, args)
-        print(f"{name}: not yet. "
-              + (hint or f"On inputs {_show(args)} expected {describe(expected)}, got {describe(got)}."))
-        return
-    print(f"{name}: correct." + (f" {correct}" if correct else ""))
+            return f"Your function returned {describe(got)}; it should return a tensor."
+        return diagnose(got, expected, args)
 
-
-def _safely(function: Callable[..., str | None], *args: Any) -> str | None:
-    try:
-        return function(*args)
-    except Exception:  # a diagnosis that cannot read this answer falls back to the general hint
-        return None
+    check_function(name, function, inputs, reference, diagnose=tensor_first, **kwargs)
 
 
 def _as_01(answer: Any) -> Any:
