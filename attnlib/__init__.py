@@ -17,12 +17,14 @@ from .masks import (
 )
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .plotting import show_heatmaps, show_matmul
+from .positions import apply_rope, sinusoidal_positions
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdditiveAttention",
     "MultiHeadAttention",
+    "apply_rope",
     "causal_mask",
     "expand_key_mask",
     "from_hf_attention_mask",
@@ -35,5 +37,6 @@ __all__ = [
     "scaled_dot_product_attention",
     "show_heatmaps",
     "show_matmul",
+    "sinusoidal_positions",
     "split_heads",
 ]
