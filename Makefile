@@ -75,7 +75,7 @@ colab-links: setup
 ## make site: the course's website (Jupyter Book 1.x, pins in requirements-site.txt) from the notebooks'
 ## stored outputs into build/site/ (open build/site/index.html); warnings fail the build; then its test
 site: setup
-	$(PY) -m pip install --quiet -r requirements-site.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-site.txt
 	$(PY) tests/tools/build_site.py
 	$(PY) -m pytest tests/site -q -p no:cacheprovider
 
