@@ -63,9 +63,11 @@ exercises: setup
 images: setup
 	OMP_NUM_THREADS=1 $(PY) tests/tools/export_images.py
 
-## make bench: attnlib against PyTorch's own attention (time and peak memory), prints a table
+## make bench: attnlib against PyTorch's own attention (time and peak memory), prints a table; then
+## flash_attention against torch and attnlib, 1 thread (FLASH_ARGS="--quick --threads 1" for a short run)
 bench: setup
 	$(PY) tests/tools/bench_attention.py $(ARGS)
+	$(PY) tests/tools/bench_flash.py $(or $(FLASH_ARGS),--threads 1)
 
 ## make colab-links REPO=owner/name: set the course's public address (pyproject.toml) and
 ## rewrite the README's Colab and Binder badges and every notebook's setup cell from it

@@ -6,6 +6,7 @@ E model width, Dh = E / H head width. Masks are bool, True = may attend.
 
 from .additive import AdditiveAttention
 from .attention import masked_softmax, scaled_dot_product_attention
+from .flash import flash_attention
 from .masks import (
     causal_mask,
     expand_key_mask,
@@ -42,6 +43,7 @@ __all__ = [
     "apply_rope",
     "causal_mask",
     "expand_key_mask",
+    "flash_attention",
     "from_hf_attention_mask",
     "from_key_padding_mask",
     "from_torch_attn_mask",

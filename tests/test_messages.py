@@ -102,6 +102,8 @@ def make_cases():
         "gqa_hint": lambda: A.scaled_dot_product_attention(
             torch.zeros(1, 6, 3, 4), torch.zeros(1, 2, 5, 4), torch.zeros(1, 2, 5, 4)
         ),
+        "flash_block_size_q": lambda: A.flash_attention(q, k, v, block_size_q=0),
+        "flash_block_size_k": lambda: A.flash_attention(q, k, v, block_size_k=8.0),
         "sdpa_e0": lambda: A.scaled_dot_product_attention(q[..., :0], k[..., :0], v),
         "sdpa_width": lambda: A.scaled_dot_product_attention(q, k[..., :3], v),
         "sdpa_length": lambda: A.scaled_dot_product_attention(q, k, v[:, :4]),
@@ -286,6 +288,8 @@ MESSAGES = [
         ValueError,
         "query has 6 heads (dim -3) and key and value have 2: pass enable_gqa=True for grouped-query attention (each key/value head shared by 3 query heads), got query (1, 6, 3, 4) and key (1, 2, 5, 4)",
     ),
+    ("flash_block_size_q", ValueError, "block_size_q must be a positive int, got 0"),
+    ("flash_block_size_k", ValueError, "block_size_k must be a positive int, got 8.0"),
     (
         "sdpa_e0",
         ValueError,
