@@ -18,7 +18,7 @@ TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) t
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test course notebooks exercises images bench colab-links clean
+.PHONY: setup lab test course notebooks exercises images bench colab-links clean site e2e
 
 setup: $(STAMP)
 
@@ -73,6 +73,25 @@ bench: setup
 ## rewrite the README's Colab and Binder badges and every notebook's setup cell from it
 colab-links: setup
 	$(PY) tests/tools/colab_links.py $(if $(REPO),--repo $(REPO),)
+
+## make site: the course's website (Jupyter Book 1.x, pins in requirements-site.txt) from the notebooks'
+## stored outputs into build/site/ (open build/site/index.html); warnings fail the build; then its test
+site: setup
+	$(PY) -m pip install --quiet --no-deps -r requirements-site.txt
+	$(PY) tests/tools/build_site.py
+	$(PY) -m pytest tests/site -q -p no:cacheprovider
+
+## make e2e: every learner notebook run in JupyterLab in headless Chromium (Playwright, pinned in
+## requirements-e2e.txt; Debian's chromium, installed with apt-get when /usr/bin/chromium is missing),
+## one screenshot per notebook in build/e2e/. E2E_SOLVED=1 also runs the solved versions.
+e2e: setup
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi; \
+	fi
+	$(PY) -m pip install --quiet -r requirements-e2e.txt
+	@mkdir -p build/e2e
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests/e2e -v -p no:cacheprovider $(ARGS)
 
 clean:
 	rm -rf build .pytest_cache
