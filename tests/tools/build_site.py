@@ -4,14 +4,28 @@
 
 Nothing is re-executed (execute_notebooks: off in book/_config.yml): the site shows the outputs
 that nbval replays. The book's sources are staged into build/book/ on every run, from what is in
-the repository now, so a new notebook gets its page without an edit here:
+the repository now, so a new notebook or a new page under book/ gets its place without an edit here:
 
-- the landing page: the course map, one row per notebook in notebooks/ (its question from the
-  README's course-map row when it has one, else the notebook's own title);
-- one page per learner notebook (notebooks/NN_*.ipynb, in course order), then the solved versions
-  (notebooks/solutions/) in their own part of the table of contents;
-- an API page: the README's attnlib section as its introduction, then autodoc of every public name;
-- the sources page: the README's Sources section.
+- the landing page: the README's introduction under the title image (images/title.png), then the
+  course map as one card per notebook in notebooks/ (its question from the README's course-map row
+  when it has one, else the notebook's own title; one of its stored figures; its Colab link), then the
+  solved versions in a collapsed list;
+- one page per learner notebook (notebooks/NN_*.ipynb, in course order); the solved versions
+  (notebooks/solutions/), titled "... (solved)", under the "For teachers" part of the table of contents,
+  folded under their own page so the sidebar does not list every title twice;
+- every book/*.md page (the README's reference parts moved there: conventions, API, common errors,
+  sources, install, commands, testing, benchmarks, publishing, and any page added later, such as
+  teachers.md), with links written for GitHub (../images/, ../notebooks/) rewritten for the site;
+  book/api.md gets the autodoc of every public name of attnlib appended.
+
+What the notebooks' pages change from the notebooks (in the staged copies only, never in notebooks/):
+- `# NBVAL_...` markers (nbval's, for the replay) are dropped from the code cells;
+- check and setup cells JupyterLab shows collapsed get myst-nb's `hide-input` tag;
+- the self-check answers, `<details><summary>Answer</summary> ... </details>` in HTML, become MyST
+  dropdowns, so the Markdown and the math inside them are rendered;
+- a figure wider than the text column is given the column's width, which Sphinx links to the
+  full-size image (click to enlarge), and one much wider (e.g. the 6 x 12 grid of heads in 09) the
+  full width of the page.
 
 The build runs Sphinx with -W --keep-going: every warning is listed, then the build fails. The
 warnings also go to build/site-warnings.txt, which tests/site/test_site.py checks is empty.
@@ -19,20 +33,39 @@ warnings also go to build/site-warnings.txt, which tests/site/test_site.py check
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-BOOK_CONFIG = ROOT / "book" / "_config.yml"
+BOOK = ROOT / "book"
 STAGE = ROOT / "build" / "book"
 SITE = ROOT / "build" / "site"
 WARNINGS = ROOT / "build" / "site-warnings.txt"
 BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\(([^)]*)\)")  # [![alt](img)](target)
+NBVAL_MARKER = re.compile(r"^[ \t]*#[ \t]*NBVAL_[A-Z_]+[ \t]*\n?", flags=re.M)
+DETAILS = re.compile(
+    r"^(?P<indent>[ \t]*)<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>.*?)</details>[ \t]*$",
+    flags=re.M | re.S,
+)
+COLUMN_PX = 760  # a figure wider than this (in pixels at the figure's dpi) is shrunk by the text column
+FULL_WIDTH_PX = 1200  # and one wider than this gets the page's full width
+
+# The book's pages, by part of the table of contents; a page listed here but missing is left out
+# (teachers.md comes with the grading tools), a page under book/ not listed goes to the last part.
+PARTS = [
+    ("Reference", ["conventions", "api", "common-errors", "sources"]),
+    ("For teachers", ["teachers", "solutions"]),
+    ("Running the course", ["install", "commands", "testing", "benchmarks", "publishing"]),
+]
+GENERATED = {"intro", "solutions"}  # pages this script writes
 
 
 def readme_section(title: str) -> str:
@@ -44,112 +77,246 @@ def readme_section(title: str) -> str:
     return match.group(1).strip() + "\n"
 
 
-def course_map_questions() -> dict[str, str]:
-    """Notebook stem -> the question its README course-map row asks."""
-    questions = {}
+def course_map_rows() -> dict[str, list[str]]:
+    """Notebook stem -> the cells of its README course-map row (`| [NN](notebooks/NN_x.ipynb) | question | ...`)."""
+    rows = {}
     for line in readme_section("Course map").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3:
-            match = re.search(r"\(notebooks/([^)/]+)\.ipynb\)", cells[1])
+        for cell in cells[:2]:
+            match = re.search(r"\(notebooks/([^)/]+)\.ipynb\)", cell)
             if match:
-                questions[match.group(1)] = cells[2]
-    return questions
+                rows[match.group(1)] = cells
+                break
+    return rows
 
 
-def notebook_title(path: Path) -> str:
+def course_map_question(stem: str, rows: dict[str, list[str]]) -> str:
+    """The question of a notebook's course-map row: the first cell after its link that is not a link."""
+    cells = rows.get(stem, [])
+    for i, cell in enumerate(cells):
+        if f"(notebooks/{stem}.ipynb)" in cell:
+            for text in cells[i + 1:]:
+                if text and "](" not in text:
+                    return text
+    return ""
+
+
+def notebook_title(nb: dict, fallback: str) -> str:
     """The first markdown heading of a notebook, without its #s."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             for line in "".join(cell["source"]).splitlines():
                 if line.startswith("#"):
                     return line.lstrip("#").strip()
-    return path.stem
+    return fallback
 
 
 def colab_badges(stem: str) -> tuple[str, str]:
     """The Colab addresses of the learner and solved versions, from the README's badges."""
     for line in readme_section("Course map").splitlines():
         if f"(notebooks/{stem}.ipynb)" in line:
-            targets = BADGE.findall(line)
-            if len(targets) == 2:
-                return targets[0], targets[1]
+            targets = [t for t in BADGE.findall(line) if "colab.research.google.com" in t]
+            learner = next((t for t in targets if "/notebooks/solutions/" not in t), "")
+            solved = next((t for t in targets if "/notebooks/solutions/" in t), "")
+            return learner, solved
     return "", ""
 
 
-def stage_notebook(src: Path, dst: Path) -> None:
-    """Copy a notebook, tagging the cells JupyterLab shows collapsed (check cells, setup) hide-input.
+def png_width(data: str | list[str]) -> int:
+    """The width in pixels of a base64 PNG, from its IHDR chunk."""
+    head = base64.b64decode("".join(data)[:44])
+    return struct.unpack(">I", head[16:20])[0]
 
-    Jupyter's own `source_hidden` metadata means nothing to myst-nb; its `hide-input` tag gives
-    the same: the code folded behind a click, the output shown.
+
+def details_to_dropdown(text: str) -> str:
+    """`<details><summary>S</summary> body </details>` -> a MyST dropdown, at the same indentation.
+
+    Inside raw HTML, MyST renders neither Markdown nor math; inside a dropdown it renders both.
     """
+
+    def replace(match: re.Match) -> str:
+        indent = match.group("indent")
+        lines = match.group("body").strip().splitlines()
+        body = [lines[0].strip()] if lines else []
+        for line in lines[1:]:
+            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+        inner = "\n".join(f"{indent}{line}" if line.strip() else "" for line in body)
+        summary = re.sub(r"<[^>]+>", "", match.group("summary")).strip() or "Answer"
+        return f"\n{indent}:::{{dropdown}} {summary}\n{inner}\n{indent}:::\n"
+
+    return DETAILS.sub(replace, text)
+
+
+def stage_notebook(src: Path, dst: Path, solved: bool = False) -> None:
+    """Copy a notebook for the site: markers out, collapsed cells folded, answers and wide figures fixed."""
     nb = json.loads(src.read_text(encoding="utf-8"))
+    titled = False
     for cell in nb["cells"]:
-        if cell["cell_type"] == "code" and cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
-            tags = cell["metadata"].setdefault("tags", [])
-            if "hide-input" not in tags:
-                tags.append("hide-input")
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            source = details_to_dropdown(source)
+            if solved and not titled and source.lstrip().startswith("# "):
+                first, _, rest = source.lstrip().partition("\n")
+                source = f"{first} (solved)\n{rest}"
+                titled = True
+            cell["source"] = source
+            continue
+        if cell["cell_type"] != "code":
+            continue
+        cell["source"] = NBVAL_MARKER.sub("", source)
+        metadata = cell.setdefault("metadata", {})
+        tags = metadata.setdefault("tags", [])
+        # Jupyter's own `source_hidden` means nothing to myst-nb; its `hide-input` tag gives the same:
+        # the code folded behind a click, the output shown.
+        if metadata.get("jupyter", {}).get("source_hidden") and "hide-input" not in tags:
+            tags.append("hide-input")
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if png is None or png_width(png) <= COLUMN_PX:
+                continue
+            # a width makes Sphinx link the shrunk image to the full-size file (html_scaled_image_link)
+            output.setdefault("metadata", {}).setdefault("image/png", {})["width"] = "100%"
+            if png_width(png) > FULL_WIDTH_PX and "full-width" not in tags:
+                tags.append("full-width")
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def landing_page(learner: list[Path], solved: set[str]) -> str:
-    questions = course_map_questions()
+def thumbnail(nb: dict, dst: Path) -> bool:
+    """Save one of the notebook's stored figures as its card's picture: the first one of a card's shape."""
+    figures = [
+        o["data"]["image/png"] for c in nb["cells"] if c["cell_type"] == "code"
+        for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
+    if not figures:
+        return False
+
+    def shape_ok(png) -> bool:
+        head = base64.b64decode("".join(png)[:44])
+        width, height = struct.unpack(">II", head[16:24])
+        return width >= 500 and 1.3 <= width / height <= 3.5
+
+    chosen = next((png for png in figures if shape_ok(png)), figures[0])
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(base64.b64decode("".join(chosen)))
+    return True
+
+
+def readme_intro() -> str:
+    """The README's introduction (before its first `## `), without its title, pictures and badges."""
     intro = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## ", 1)[0]
-    intro = intro.split("\n", 1)[1]  # drop the README's title line: the page has its own
-    intro = "\n".join(line for line in intro.splitlines() if "badge" not in line and "(Colab:" not in line)
-    rows = []
+    intro = intro.split("\n", 1)[1]
+    keep = [
+        line for line in intro.splitlines()
+        if "badge" not in line and "(Colab:" not in line and not line.startswith("![")
+    ]
+    return "\n".join(keep).strip() + "\n"
+
+
+def landing_page(learner: list[Path], solved: set[str]) -> str:
+    rows = course_map_rows()
+    cards, solved_rows = [], []
     for path in learner:
         stem = path.stem
-        number = stem.split("_", 1)[0]
-        question = questions.get(stem) or notebook_title(path)
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        title = notebook_title(nb, stem)
+        question = course_map_question(stem, rows)
         colab, colab_solved = colab_badges(stem)
-        solved_link = f"[solved](notebooks/solutions/{stem}.ipynb)" if stem in solved else ""
-        colab_links = " ".join(
-            f"[{label}]({url})" for label, url in (("learner", colab), ("solved", colab_solved)) if url
+        card = [f":::{{grid-item-card}} [{title}](notebooks/{stem}.ipynb)", ":class-card: course-card"]
+        if thumbnail(nb, STAGE / "_static" / "map" / f"{stem}.png"):
+            card.append(f":img-top: _static/map/{stem}.png")
+            card.append(f":img-alt: a figure of notebook {stem.split('_', 1)[0]}")
+        card.append("")
+        if question and question.rstrip("?").lower() not in title.lower():
+            card.append(question)
+        footer = [f"[read it](notebooks/{stem}.ipynb)"] + ([f"[open in Colab]({colab})"] if colab else [])
+        card += ["", " · ".join(footer), ":::"]
+        cards.append("\n".join(card))
+        if stem in solved:
+            links = f"[solved](notebooks/solutions/{stem}.ipynb)"
+            if colab_solved:
+                links += f" · [open in Colab]({colab_solved})"
+            solved_rows.append(f"| {title} | {links} |")
+    parts = [
+        "# Attention, from the matrices up\n",
+        "```{image} images/title.png\n:alt: A sentence's attention scores, the same scores with the future masked,"
+        " and the weights after softmax\n:class: title-image\n```\n",
+        readme_intro(),
+        "## Course map\n",
+        "Open the notebooks in order: each one asks one question and answers it with small cases you can"
+        " predict, then exercises. Each page shows the notebook as it was last run, outputs and all.\n",
+        "::::{grid} 1 2 3 3\n:gutter: 3\n\n" + "\n\n".join(cards) + "\n::::\n",
+    ]
+    if solved_rows:
+        parts.append(
+            ":::{dropdown} Solved notebooks (for teachers)\n:class-container: solved-notebooks\n\n"
+            "The same notebooks with every exercise solved; see [For teachers](solutions.md).\n\n"
+            "| notebook | solved version |\n|---|---|\n" + "\n".join(solved_rows) + "\n:::\n"
         )
-        rows.append(f"| {number} | [{stem}](notebooks/{stem}.ipynb) | {question} | {solved_link} | {colab_links} |")
-    return (
-        "# Attention, from the matrices up\n\n"
-        + intro.strip()
-        + "\n\n## Course map\n\n"
-        + "Open the notebooks in order. Each page shows the notebook as it was last run, outputs and all.\n\n"
-        + "| # | notebook | the question it answers | solved (for teachers) | open in Colab |\n"
-        + "|---|---|---|---|---|\n"
-        + "\n".join(rows)
-        + "\n\nThe [attnlib API](api.md) and the course's [sources](sources.md) close the book.\n"
+    parts.append(
+        "## Where to go next\n\n"
+        "- [Shapes and masks](conventions.md): the shape legend and the one mask polarity of the course.\n"
+        "- [attnlib API](api.md) and [common errors](common-errors.md): the helper package every notebook"
+        " imports.\n"
+        "- [Sources](sources.md): the documents and papers the course follows.\n"
+        "- [Installing the course](install.md) on Linux, macOS, Windows, conda, Binder or Colab.\n"
     )
+    return "\n".join(parts)
 
 
-def api_page() -> str:
+def solutions_page(solved: list[Path]) -> str:
+    lines = [
+        "# Solved notebooks\n",
+        "Each notebook with every exercise solved, as a teacher reads it. They are the source of the learner",
+        "notebooks: each solution sits between `### BEGIN SOLUTION` and `### END SOLUTION`, as nbgrader",
+        "spells it, and `make exercises` makes the learner versions from them.\n",
+    ]
+    for path in solved:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        lines.append(f"- [{notebook_title(nb, path.stem)}](notebooks/solutions/{path.stem}.ipynb)")
+    return "\n".join(lines) + "\n"
+
+
+def api_reference() -> str:
     names = __import__("attnlib").__all__
-    body = readme_section("attnlib")
     # eval-rst: autodoc writes reStructuredText, which a MyST page would read as Markdown.
+    # A class's own methods; extra_repr is torch's printing hook, nothing a learner calls.
+    cls = ".. autoclass:: attnlib.{}\n   :members:\n   :exclude-members: extra_repr\n"
     directives = "```{eval-rst}\n" + "\n".join(
-        f".. autoclass:: attnlib.{name}\n   :members:\n" if name[0].isupper() else f".. autofunction:: attnlib.{name}\n"
-        for name in names
+        cls.format(name) if name[0].isupper() else f".. autofunction:: attnlib.{name}\n" for name in names
     ) + "```\n"
     return (
-        "# attnlib API\n\n"
-        + "The helpers every notebook imports. The table is the README's; the entries below are made from\n"
-        + "the docstrings (shapes in the course's legend: B, H, Tq, Tk, E, Dh).\n\n"
-        + body
-        + "\n## Reference\n\n"
-        + directives
+        "\n## Reference\n\n"
+        "Made from the docstrings (shapes in the course's legend: B, H, Tq, Tk, E, Dh).\n\n" + directives
     )
 
 
-def sources_page() -> str:
-    return "# Sources\n\n" + readme_section("Sources")
+def stage_page(src: Path) -> None:
+    """Copy a book/ page, its GitHub-relative links (../images/, ../notebooks/) made site-relative."""
+    text = src.read_text(encoding="utf-8")
+    text = re.sub(r"\]\(\.\./(images|notebooks)/", r"](\1/", text)
+    if src.stem == "api":
+        text = text.rstrip("\n") + "\n" + api_reference()
+    (STAGE / src.name).write_text(text, encoding="utf-8")
 
 
-def toc(learner: list[Path], solved: list[Path]) -> str:
+def toc(learner: list[Path], solved: list[Path], pages: set[str]) -> str:
     lines = ["format: jb-book", "root: intro", "parts:", "  - caption: The course", "    chapters:"]
     lines += [f"      - file: notebooks/{p.stem}" for p in learner]
-    if solved:
-        lines += ["  - caption: Solved notebooks (for teachers)", "    chapters:"]
-        lines += [f"      - file: notebooks/solutions/{p.stem}" for p in solved]
-    lines += ["  - caption: Reference", "    chapters:", "      - file: api", "      - file: sources"]
+    listed = set()
+    for caption, names in PARTS:
+        present = [n for n in names if n in pages and (n != "solutions" or solved)]
+        if caption == PARTS[-1][0]:
+            present += sorted(pages - GENERATED - {n for _, ns in PARTS for n in ns})
+        if not present:
+            continue
+        lines += [f"  - caption: {caption}", "    chapters:"]
+        for name in present:
+            lines.append(f"      - file: {name}")
+            if name == "solutions":
+                lines.append("        sections:")
+                lines += [f"          - file: notebooks/solutions/{p.stem}" for p in solved]
+            listed.add(name)
     return "\n".join(lines) + "\n"
 
 
@@ -160,14 +327,25 @@ def stage() -> None:
         raise SystemExit("no notebooks in notebooks/")
     shutil.rmtree(STAGE, ignore_errors=True)
     STAGE.mkdir(parents=True)
-    for path in learner + solved:
+    for path in learner:
         stage_notebook(path, STAGE / path.relative_to(ROOT))
-    shutil.copy(BOOK_CONFIG, STAGE / "_config.yml")
+    for path in solved:
+        stage_notebook(path, STAGE / path.relative_to(ROOT), solved=True)
+    shutil.copy(BOOK / "_config.yml", STAGE / "_config.yml")
+    for folder in ("_static", "_ext"):
+        if (BOOK / folder).is_dir():
+            shutil.copytree(BOOK / folder, STAGE / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "images", STAGE / "images")
-    (STAGE / "_toc.yml").write_text(toc(learner, solved), encoding="utf-8")
+    pages = set()
+    for page in sorted(BOOK.glob("*.md")):
+        if page.stem not in GENERATED:
+            stage_page(page)
+            pages.add(page.stem)
+    if solved:
+        (STAGE / "solutions.md").write_text(solutions_page(solved), encoding="utf-8")
+        pages.add("solutions")
     (STAGE / "intro.md").write_text(landing_page(learner, {p.stem for p in solved}), encoding="utf-8")
-    (STAGE / "api.md").write_text(api_page(), encoding="utf-8")
-    (STAGE / "sources.md").write_text(sources_page(), encoding="utf-8")
+    (STAGE / "_toc.yml").write_text(toc(learner, solved, pages), encoding="utf-8")
 
 
 def build() -> int:
@@ -179,7 +357,10 @@ def build() -> int:
         sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-w", str(WARNINGS),
         "-d", str(STAGE / "_doctrees"), str(STAGE), str(SITE),
     ]
-    return subprocess.run(command).returncode
+    # `jupyter-book config sphinx` does not put the book's local extensions (book/_ext) on the path
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(STAGE / "_ext"), env.get("PYTHONPATH", "")) if p)
+    return subprocess.run(command, env=env).returncode
 
 
 if __name__ == "__main__":
