@@ -2,13 +2,18 @@
 
 Run by `make site` after the build (tests/conftest.py keeps tests/site/ out of `make test`).
 The expected pages and figures are read from the notebooks in the repository, not from the
-build's own table of contents, so a notebook the build left out fails here.
+build's own table of contents, so a notebook the build left out fails here. Each defect the site
+once had has a test that keeps it fixed: raw `$...$` in the self-check answers, nbval's markers in
+the code, wide figures shrunk to the column, two "Parameters" lists per API entry, formulas as plain
+text, every title twice in the sidebar, a README that was also the reference manual.
 """
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import re
+import struct
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,9 +22,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
 WARNINGS = ROOT / "build" / "site-warnings.txt"
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
-    (ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
-)
+LEARNER = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = LEARNER + SOLVED
+# The README's reference parts, moved to the site: each a page under book/, linked from the README.
+MOVED_PAGES = ["install", "conventions", "api", "common-errors", "sources", "commands", "testing",
+               "benchmarks", "publishing"]
 IDS = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
 
 
@@ -76,9 +84,55 @@ def test_every_notebook_has_its_page_with_every_figure(path):
 
 def test_landing_page_is_the_course_map_and_links_every_notebook():
     html = (SITE / "intro.html").read_text(encoding="utf-8")
-    assert "Course map" in html
+    article = html[html.index("<article"):html.index("</article>")]
+    assert "Course map" in article
     for path in NOTEBOOKS:
-        assert f'href="{path.relative_to(ROOT).with_suffix(".html").as_posix()}"' in html, path.name
+        assert f'href="{path.relative_to(ROOT).with_suffix(".html").as_posix()}"' in article, path.name
+
+
+def test_landing_page_has_a_title_image_and_a_card_with_a_figure_per_notebook():
+    html = (SITE / "intro.html").read_text(encoding="utf-8")
+    article = html[html.index("<article"):html.index("</article>")]
+    parser = Images()
+    parser.feed(html)
+    assert any("title" in src and (SITE / src).is_file() for src in parser.srcs), "no title image"
+    cards = re.findall(r'<div class="sd-card [^"]*course-card.*?(?=<div class="sd-card |\Z)', article, flags=re.S)
+    assert len(cards) == len(LEARNER), f"{len(cards)} cards for {len(LEARNER)} notebooks"
+    for path, card in zip(LEARNER, cards):
+        assert f'href="notebooks/{path.stem}.html"' in card, f"the card of {path.name} does not link it"
+        src = re.search(r'<img[^>]*src="([^"]+)"', card)
+        assert src and (SITE / src.group(1)).stat().st_size > 1000, f"the card of {path.name} has no figure"
+
+
+def test_solved_notebooks_are_in_a_collapsed_part_of_the_landing_page():
+    html = (SITE / "intro.html").read_text(encoding="utf-8")
+    article = html[html.index("<article"):html.index("</article>")]
+    for path in SOLVED:
+        link = f'href="notebooks/solutions/{path.stem}.html"'
+        assert link in article, path.name
+        before = article[:article.index(link)]
+        assert before.rfind("<details") > before.rfind("</details>"), f"{path.name} is not inside a <details>"
+        opening = before[before.rfind("<details"):]
+        assert not re.match(r"<details[^>]*\bopen\b", opening), f"{path.name}: its <details> is open"
+
+
+def sidebar(page: Path) -> str:
+    html = page.read_text(encoding="utf-8")
+    start = html.index('bd-docs-nav"')
+    return html[start:html.index("</nav>", start)]
+
+
+@pytest.mark.parametrize("page", ["intro.html", "notebooks/01_toy_qkv.html", "api.html"])
+def test_the_sidebar_lists_every_title_once_and_folds_the_solved_notebooks(page):
+    nav = sidebar(SITE / page)
+    titles = [re.sub(r"<[^>]+>", "", t).strip() for t in re.findall(r"<a [^>]*>(.*?)</a>", nav, flags=re.S)]
+    repeated = sorted({t for t in titles if titles.count(t) > 1})
+    assert not repeated, f"{page}: the sidebar lists these titles twice: {repeated}"
+    for path in SOLVED:
+        link = nav.index(f'solutions/{path.stem}.html"')
+        before = nav[:link]
+        assert before.rfind("<details") > before.rfind("</details>"), f"{path.name} is not folded"
+        assert not re.match(r"<details[^>]*\bopen\b", before[before.rfind("<details"):]), f"{path.name} unfolded"
 
 
 def test_api_page_documents_every_public_name():
@@ -106,3 +160,146 @@ def test_math_renders_offline():
             assert (page.parent / src.split("?")[0]).resolve().is_file(), f"{page.name}: {src} missing"
     one = (SITE / "notebooks" / "03_scaling_variance.html").read_text(encoding="utf-8")
     assert re.search(r'<script[^>]*src="[^"]*mathjax[^"]*"', one, flags=re.I), "no MathJax on a page with math"
+
+
+def markdown_sources(path: Path) -> list[str]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+
+def dropdowns(html: str) -> list[str]:
+    return re.findall(r'<details class="[^"]*sd-dropdown.*?</details>', html, flags=re.S)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_self_check_answers_are_dropdowns_with_their_math_rendered(path):
+    answers = [a for s in markdown_sources(path) for a in re.findall(r"<details>.*?</details>", s, flags=re.S)]
+    html = page_of(path).read_text(encoding="utf-8")
+    boxes = dropdowns(html)
+    assert len(boxes) == len(answers), f"{len(boxes)} dropdowns on the page, {len(answers)} answers in the notebook"
+    for answer, box in zip(answers, boxes):
+        text = re.sub(r"<[^>]+>", "", box)
+        assert not re.search(r"\$[^$\n]+\$", text), f"raw TeX left in an answer: {text.strip()[:120]}"
+        if re.search(r"\$[^$\n]+\$", answer):
+            assert 'class="math' in box, f"an answer's math is not rendered: {text.strip()[:120]}"
+
+
+def test_the_answers_of_02_and_03_show_rendered_math():
+    """The two pages the review saw with a raw `$q \\cdot k$`."""
+    for stem in ("02_softmax_axes", "03_scaling_variance"):
+        html = (SITE / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
+        boxes = dropdowns(html)
+        assert any('class="math' in box for box in boxes), stem
+        assert not any("$q \\cdot k" in re.sub(r"<[^>]+>", "", box) for box in boxes), stem
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_test_marker_is_shown(path):
+    html = page_of(path).read_text(encoding="utf-8")
+    assert not re.search(r"NBVAL_[A-Z_]+", html), re.search(r".{60}NBVAL_[A-Z_]+.{20}", html, flags=re.S)
+
+
+def png_width(file: Path) -> int:
+    return struct.unpack(">I", file.read_bytes()[16:20])[0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_wide_figures_get_room_and_open_full_size_on_a_click(path):
+    page = page_of(path)
+    html = page.read_text(encoding="utf-8")
+    cells = re.split(r'(?=<div class="cell[ "])', html)
+    for cell in cells:
+        for src in re.findall(r'<img[^>]*src="([^"]*_images/[^"]+\.png)"', cell):
+            width = png_width((page.parent / src).resolve())
+            if width > 760:
+                assert re.search(rf'<a [^>]*href="{re.escape(src)}"[^>]*>\s*<img[^>]*src="{re.escape(src)}"', cell), (
+                    f"{page.name}: a {width} px figure is shrunk to the column with no link to its full size")
+            if width > 1200:
+                assert "tag_full-width" in cell.split(">", 1)[0], f"{page.name}: a {width} px figure is not full width"
+
+
+def test_the_heads_grid_of_09_is_full_width():
+    """The 6 x 12 grid of MiniLM's heads (2,586 px) the review found unreadable in the 688 px column."""
+    page = SITE / "notebooks" / "09_pretrained_transformers.html"
+    html = page.read_text(encoding="utf-8")
+    widths = [png_width((page.parent / s).resolve()) for s in re.findall(r'src="(\.\./_images/[^"]+\.png)"', html)]
+    assert max(widths) > 2000
+    assert html.count("tag_full-width") >= 1
+
+
+def api_entries() -> dict[str, str]:
+    """id -> the HTML of one autodoc entry up to the next entry (a class's up to its first method)."""
+    html = (SITE / "api.html").read_text(encoding="utf-8")
+    parts = re.split(r'<dt class="sig sig-object py" id="([^"]+)"', html)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_every_api_entry_has_one_parameters_list():
+    entries = api_entries()
+    assert len(entries) >= 19
+    for name, entry in entries.items():
+        count = len(re.findall(r">Parameters<", entry))
+        assert count <= 1, f"{name} has {count} 'Parameters' lists"
+        names = re.findall(r"<li><p><strong>(\w+)</strong>", entry.split(">Returns<")[0].split(">Raises<")[0])
+        assert len(names) == len(set(names)), f"{name} lists a parameter twice: {names}"
+
+
+@pytest.mark.parametrize("name", ["scaled_dot_product_attention", "flash_attention", "AdditiveAttention",
+                                  "sinusoidal_positions", "apply_rope"])
+def test_docstring_formulas_are_rendered_as_math(name):
+    entry = api_entries()[f"attnlib.{name}"]
+    assert 'class="math' in entry, f"attnlib.{name}: no formula rendered"
+    text = re.sub(r"<[^>]+>", "", entry)
+    for plain in ("K^T", "w_v^T", "sqrt(E)", "base ** ("):
+        assert plain not in text, f"attnlib.{name}: {plain!r} left as plain text"
+
+
+def test_api_tables_wrap_instead_of_overflowing():
+    html = (SITE / "api.html").read_text(encoding="utf-8")
+    css = re.search(r'<link[^>]*href="(_static/course\.css)[^"]*"', html)
+    assert css, "api.html does not load _static/course.css"
+    rules = (SITE / css.group(1)).read_text(encoding="utf-8")
+    assert re.search(r"table td code[^{]*\{[^}]*white-space:\s*normal", rules)
+    assert re.search(r"\.bd-article table\s*\{[^}]*overflow-x:\s*auto", rules)
+    assert "<table" in html
+
+
+@pytest.mark.parametrize("name", MOVED_PAGES)
+def test_the_readme_links_each_moved_page_and_the_site_has_it(name):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"](book/{name}.md)" in readme, f"the README does not link book/{name}.md"
+    assert (ROOT / "book" / f"{name}.md").is_file()
+    page = SITE / f"{name}.html"
+    assert page.is_file(), f"no {name}.html in the site"
+    assert f'href="{name}.html"' in sidebar(SITE / "intro.html"), f"{name}.html is not in the table of contents"
+
+
+def test_book_pages_added_later_are_in_the_site():
+    """Every book/*.md, e.g. the teachers' page, gets its page and its place in the table of contents."""
+    nav = sidebar(SITE / "intro.html")
+    for page in (ROOT / "book").glob("*.md"):
+        assert (SITE / f"{page.stem}.html").is_file(), f"book/{page.name} has no page"
+        assert f'href="{page.stem}.html"' in nav, f"book/{page.name} is not in the table of contents"
+
+
+def test_the_readme_is_a_door_whose_links_work_on_github():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150, f"README.md has {len(readme.splitlines())} lines"
+    for target in re.findall(r"\]\((?!https?:|#)([^)\s#]+)", readme):
+        assert (ROOT / target).exists(), f"README.md links {target}, which does not exist"
+    for page in (ROOT / "book").glob("*.md"):
+        for target in re.findall(r"\]\((?!https?:|#)([^)\s#]+)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"book/{page.name} links {target}, which does not exist"
+
+
+def test_the_course_map_is_one_table_with_a_row_per_notebook():
+    """build_site.py reads the questions from it; the rows are `| [NN](notebooks/NN_x.ipynb) | question | ...`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Course map", 1)[1].split("\n## ", 1)[0]
+    page = (SITE / "intro.html").read_text(encoding="utf-8")
+    article = page[page.index("<article"):page.index("</article>")]
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", article)).replace("’", "'").split())
+    for path in LEARNER:
+        row = re.search(rf"^\| \[\d\d\]\(notebooks/{path.name}\) \| ([^|]+) \|", section, flags=re.M)
+        assert row and row.group(1).strip(), f"no course-map row for {path.name}"
+        assert row.group(1).strip() in text, f"the landing page does not ask {row.group(1).strip()!r}"

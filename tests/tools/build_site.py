@@ -182,21 +182,42 @@ def stage_notebook(src: Path, dst: Path, solved: bool = False) -> None:
     dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def thumbnail(nb: dict, dst: Path) -> bool:
-    """Save one of the notebook's stored figures as its card's picture: the first one of a card's shape."""
+# The figure each notebook's card shows: the first image output of the first cell whose source holds
+# this phrase. A notebook not listed here, or whose phrase is gone, shows its first figure of a card's
+# shape (wider than high, not a long strip), else its first figure.
+CARD_FIGURES = {
+    "01": "show_heatmaps(self_weights",
+    "02": "rows sum to 1",
+    "03": "Dot products grow with the width",
+    "04": "padding & causal",
+    "05": "head 0: colour",
+    "06": "training loss, same budget",
+    "07": "sinusoidal encodings, E = ",
+    "08": "white tiles are skipped",
+    "09": "attention sink",
+}
+
+
+def thumbnail(nb: dict, number: str, dst: Path) -> bool:
+    """Save one of the notebook's stored figures as its card's picture; False if it has none."""
     figures = [
-        o["data"]["image/png"] for c in nb["cells"] if c["cell_type"] == "code"
+        ("".join(c["source"]), o["data"]["image/png"]) for c in nb["cells"] if c["cell_type"] == "code"
         for o in c.get("outputs", []) if "image/png" in o.get("data", {})
     ]
     if not figures:
         return False
 
-    def shape_ok(png) -> bool:
+    def card_shaped(png) -> bool:
         head = base64.b64decode("".join(png)[:44])
         width, height = struct.unpack(">II", head[16:24])
         return width >= 500 and 1.3 <= width / height <= 3.5
 
-    chosen = next((png for png in figures if shape_ok(png)), figures[0])
+    phrase = CARD_FIGURES.get(number)
+    chosen = (
+        next((png for source, png in figures if phrase and phrase in source), None)
+        or next((png for _, png in figures if card_shaped(png)), None)
+        or figures[0][1]
+    )
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(base64.b64decode("".join(chosen)))
     return True
@@ -222,15 +243,13 @@ def landing_page(learner: list[Path], solved: set[str]) -> str:
         title = notebook_title(nb, stem)
         question = course_map_question(stem, rows)
         colab, colab_solved = colab_badges(stem)
-        card = [f":::{{grid-item-card}} [{title}](notebooks/{stem}.ipynb)", ":class-card: course-card"]
-        if thumbnail(nb, STAGE / "_static" / "map" / f"{stem}.png"):
-            card.append(f":img-top: _static/map/{stem}.png")
-            card.append(f":img-alt: a figure of notebook {stem.split('_', 1)[0]}")
-        card.append("")
-        if question and question.rstrip("?").lower() not in title.lower():
-            card.append(question)
-        footer = [f"[read it](notebooks/{stem}.ipynb)"] + ([f"[open in Colab]({colab})"] if colab else [])
-        card += ["", " · ".join(footer), ":::"]
+        number = stem.split("_", 1)[0]
+        heading = question or title.split("·", 1)[-1].strip()
+        card = [f":::{{grid-item-card}} Notebook {number}", ":class-card: course-card"]
+        if thumbnail(nb, number, STAGE / "_static" / "map" / f"{stem}.png"):
+            card += [f":img-top: _static/map/{stem}.png", f":img-alt: a figure of notebook {number}"]
+        card += ["", f"**[{heading}](notebooks/{stem}.ipynb)**", ""]
+        card += [f"[open in Colab]({colab})" if colab else "", ":::"]
         cards.append("\n".join(card))
         if stem in solved:
             links = f"[solved](notebooks/solutions/{stem}.ipynb)"
