@@ -11,7 +11,7 @@ the repository now, so a new notebook or a new page under book/ gets its place w
   when it has one, else the notebook's own title; one of its stored figures; its Colab link), then the
   solved versions in a collapsed list;
 - one page per learner notebook (notebooks/NN_*.ipynb, in course order); the solved versions
-  (notebooks/solutions/), titled "... (solved)", under the "For teachers" part of the table of contents,
+  (notebooks/solutions/), titled "... (solved)", under the "Teaching" part of the table of contents,
   folded under their own page so the sidebar does not list every title twice;
 - every book/*.md page (the README's reference parts moved there: conventions, API, common errors,
   sources, install, commands, testing, benchmarks, publishing, and any page added later, such as
@@ -62,7 +62,7 @@ FULL_WIDTH_PX = 1200  # and one wider than this gets the page's full width
 # (teachers.md comes with the grading tools), a page under book/ not listed goes to the last part.
 PARTS = [
     ("Reference", ["conventions", "api", "common-errors", "sources"]),
-    ("For teachers", ["teachers", "solutions"]),
+    ("Teaching", ["teachers", "solutions"]),
     ("Running the course", ["install", "commands", "testing", "benchmarks", "publishing"]),
 ]
 GENERATED = {"intro", "solutions"}  # pages this script writes
