@@ -306,7 +306,8 @@ def api_reference() -> str:
     ) + "```\n"
     return (
         "\n## Reference\n\n"
-        "Made from the docstrings (shapes in the course's legend: B, H, Tq, Tk, E, Dh).\n\n" + directives
+        "Made from the docstrings (shapes in the course's legend: B, H, Tq, Tk, E, Dh; see\n"
+        "[Shapes and masks](conventions.md)).\n\n" + directives
     )
 
 
