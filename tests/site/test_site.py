@@ -303,3 +303,16 @@ def test_the_course_map_is_one_table_with_a_row_per_notebook():
         row = re.search(rf"^\| \[\d\d\]\(notebooks/{path.name}\) \| ([^|]+) \|", section, flags=re.M)
         assert row and row.group(1).strip(), f"no course-map row for {path.name}"
         assert row.group(1).strip() in text, f"the landing page does not ask {row.group(1).strip()!r}"
+
+
+def test_links_of_book_pages_to_other_repository_files_go_to_the_repository():
+    """../images/ and ../notebooks/ are in the site; ../README.md is not, so it links to the repository's copy."""
+    import tomllib
+
+    repo = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    source = (ROOT / "book" / "install.md").read_text(encoding="utf-8")
+    assert "](../README.md#start-here)" in source
+    html = (SITE / "install.html").read_text(encoding="utf-8")
+    assert f'href="{repo}/blob/main/README.md#start-here"' in html
+    conventions = (SITE / "conventions.html").read_text(encoding="utf-8")
+    assert re.search(r'<img[^>]*src="_images/causal_alignments[^"]*\.png"', conventions), "the causal-mask figure"

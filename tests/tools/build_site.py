@@ -43,6 +43,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import tomllib
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 BOOK = ROOT / "book"
@@ -311,10 +313,20 @@ def api_reference() -> str:
     )
 
 
+def repository_url() -> str:
+    """The course's public address, from pyproject.toml (the one `make colab-links` sets)."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+
+
 def stage_page(src: Path) -> None:
-    """Copy a book/ page, its GitHub-relative links (../images/, ../notebooks/) made site-relative."""
+    """Copy a book/ page, its links written for GitHub made to work on the site.
+
+    ../images/ and ../notebooks/ are in the site too; any other file of the repository (../README.md,
+    ../Makefile, ../tests/...) is not, so its link goes to the file on the course's repository.
+    """
     text = src.read_text(encoding="utf-8")
     text = re.sub(r"\]\(\.\./(images|notebooks)/", r"](\1/", text)
+    text = re.sub(r"\]\(\.\./(?!images/|notebooks/)([^)\s]+)\)", rf"]({repository_url()}/blob/main/\1)", text)
     if src.stem == "api":
         text = text.rstrip("\n") + "\n" + api_reference()
     (STAGE / src.name).write_text(text, encoding="utf-8")
