@@ -1,0 +1,204 @@
+"""attnlib inside tiny randomly initialised transformers models: eager's numbers, or a clear refusal.
+
+Each architecture is built from its config class (a few thousand parameters, seeded, nothing
+downloaded), once with transformers' eager attention, and run on a right-padded batch with eager,
+torch's SDPA and attnlib on the same weights. attnlib must match eager within twice SDPA's own
+difference from eager (at least 1e-6): a silently different answer (a dropped position bias, a
+flipped mask, an ignored sparse selection) is far larger. Causal models are also probed: changing
+only the last token must change no earlier output. Models that attnlib cannot run must refuse by
+name when they are loaded with attn_implementation="attnlib".
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+import transformers as T  # noqa: E402
+
+import attnlib  # noqa: E402
+from attnlib import hf  # noqa: E402
+
+attnlib.use_in_transformers()
+
+B, TT, V = 2, 12, 64  # batch, tokens, vocabulary
+SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, vocab_size=V)
+DECODER = dict(SMALL, num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0)
+BERTLIKE = dict(SMALL, max_position_embeddings=64, pad_token_id=0)
+SEQ2SEQ = dict(vocab_size=V, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+               decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+               pad_token_id=0, decoder_start_token_id=2, eos_token_id=1, bos_token_id=2)
+T5LIKE = dict(vocab_size=V, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=2, num_heads=4,
+              relative_attention_num_buckets=8, relative_attention_max_distance=16, decoder_start_token_id=0)
+VISION = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, image_size=16,
+              patch_size=4, num_channels=3)
+AUDIO = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, conv_dim=(8, 8),
+             conv_stride=(4, 4), conv_kernel=(8, 8), num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=2,
+             vocab_size=V, do_stable_layer_norm=True)
+
+# name: (config class, model class, config keywords, kind). Kinds: "text" (input_ids, attention_mask),
+# "causal" (text, and the causality probe), "seq2seq" (text and decoder_input_ids), "image", "audio".
+MODELS = {
+    # encoders
+    "bert": ("BertConfig", "BertModel", BERTLIKE, "text"),
+    "roberta": ("RobertaConfig", "RobertaModel", dict(BERTLIKE, pad_token_id=1), "text"),
+    "electra": ("ElectraConfig", "ElectraModel", dict(BERTLIKE, embedding_size=16), "text"),
+    "albert": ("AlbertConfig", "AlbertModel", dict(BERTLIKE, embedding_size=16), "text"),
+    "distilbert": ("DistilBertConfig", "DistilBertModel", dict(vocab_size=V, dim=16, n_layers=2, n_heads=4,
+                                                                hidden_dim=32, max_position_embeddings=64), "text"),
+    "modernbert": ("ModernBertConfig", "ModernBertModel", dict(BERTLIKE, local_attention=4,
+                                                               global_attn_every_n_layers=2), "text"),
+    # decoders: grouped-query (Hkv = 2 of 4), multi-query (Hkv = 1), sliding windows shorter than T
+    "llama": ("LlamaConfig", "LlamaForCausalLM", DECODER, "causal"),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(DECODER, head_dim=4), "causal"),
+    "olmo": ("OlmoConfig", "OlmoForCausalLM", DECODER, "causal"),
+    "phi": ("PhiConfig", "PhiForCausalLM", DECODER, "causal"),
+    "gemma_mqa": ("GemmaConfig", "GemmaForCausalLM", dict(DECODER, num_key_value_heads=1, head_dim=4), "causal"),
+    "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(vocab_size=V, n_embd=16, n_layer=2, n_head=4, n_positions=64),
+             "causal"),
+    "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", DECODER, "causal"),
+    "opt": ("OPTConfig", "OPTForCausalLM", dict(SMALL, ffn_dim=32, word_embed_proj_dim=16, max_position_embeddings=64,
+                                                 pad_token_id=0), "causal"),
+    "mistral_window": ("MistralConfig", "MistralForCausalLM", dict(DECODER, sliding_window=4), "causal"),
+    "qwen2_window": ("Qwen2Config", "Qwen2ForCausalLM", dict(DECODER, use_sliding_window=True, sliding_window=4,
+                                                             max_window_layers=0), "causal"),
+    "starcoder2_window": ("Starcoder2Config", "Starcoder2ForCausalLM", dict(DECODER, sliding_window=4), "causal"),
+    "gemma2_softcap_window": ("Gemma2Config", "Gemma2ForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
+                                                                        attn_logit_softcapping=2.0), "causal"),
+    "gemma3_window": ("Gemma3TextConfig", "Gemma3ForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
+                                                                    sliding_window_pattern=2), "causal"),
+    "gpt_oss_sinks_window": ("GptOssConfig", "GptOssForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
+                                                                       num_local_experts=2, num_experts_per_tok=1),
+                             "causal"),
+    # encoder-decoders with cross-attention; T5's family adds a relative position bias to the scores
+    "bart": ("BartConfig", "BartModel", SEQ2SEQ, "seq2seq"),
+    "marian": ("MarianConfig", "MarianMTModel", SEQ2SEQ, "seq2seq"),
+    "t5_bias": ("T5Config", "T5Model", T5LIKE, "seq2seq"),
+    "mt5_bias": ("MT5Config", "MT5Model", T5LIKE, "seq2seq"),
+    "umt5_bias": ("UMT5Config", "UMT5Model", T5LIKE, "seq2seq"),
+    "switch_transformers_bias": ("SwitchTransformersConfig", "SwitchTransformersModel",
+                                 dict(T5LIKE, num_experts=2, num_sparse_encoder_layers=1,
+                                      num_sparse_decoder_layers=1), "seq2seq"),
+    # vision and audio encoders
+    "vit": ("ViTConfig", "ViTModel", VISION, "image"),
+    "deit": ("DeiTConfig", "DeiTModel", VISION, "image"),
+    "clip_vision": ("CLIPVisionConfig", "CLIPVisionModel", VISION, "image"),
+    "siglip_vision": ("SiglipVisionConfig", "SiglipVisionModel", VISION, "image"),
+    "dinov2": ("Dinov2Config", "Dinov2Model", VISION, "image"),
+    "wav2vec2": ("Wav2Vec2Config", "Wav2Vec2Model", AUDIO, "audio"),
+    "hubert": ("HubertConfig", "HubertModel", AUDIO, "audio"),
+    "whisper": ("WhisperConfig", "WhisperModel", dict(SEQ2SEQ, num_mel_bins=8, max_source_positions=8,
+                                                      max_target_positions=32), "whisper"),
+}
+
+# Models whose layers compute their own attention: refused when loaded, by name.
+REFUSED_MODELS = {
+    "bloom_alibi": ("BloomConfig", "BloomForCausalLM", dict(vocab_size=V, hidden_size=16, n_layer=2, n_head=4),
+                    "BloomAttention"),
+    "mpt_alibi": ("MptConfig", "MptForCausalLM", dict(vocab_size=V, d_model=16, n_layers=2, n_heads=4),
+                  "MptAttention"),
+    "falcon": ("FalconConfig", "FalconForCausalLM", dict(vocab_size=V, hidden_size=16, num_hidden_layers=2,
+                                                           num_attention_heads=4), "FalconAttention"),
+    "gptj": ("GPTJConfig", "GPTJForCausalLM", dict(vocab_size=V, n_embd=16, n_layer=2, n_head=4, rotary_dim=4),
+             "GPTJAttention"),
+    "deberta_v2": ("DebertaV2Config", "DebertaV2Model", BERTLIKE, "DisentangledSelfAttention"),
+}
+
+
+def build(config_name, model_name, kwargs, implementation="eager"):
+    torch.manual_seed(0)
+    config = getattr(T, config_name)(**kwargs)
+    model = getattr(T, model_name)._from_config(config, attn_implementation=implementation)
+    return model.eval()
+
+
+def make_inputs(kind, model):
+    """Seeded inputs; the second sequence of a text batch is right-padded (its last 4 tokens)."""
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, V, (B, TT), generator=g)
+    mask = torch.ones(B, TT, dtype=torch.long)
+    mask[1, -4:] = 0
+    if kind in ("text", "causal"):
+        return dict(input_ids=ids, attention_mask=mask)
+    if kind == "seq2seq":
+        return dict(input_ids=ids, attention_mask=mask, decoder_input_ids=torch.randint(3, V, (B, 7), generator=g))
+    if kind == "image":
+        return dict(pixel_values=torch.randn(B, 3, 16, 16, generator=g))
+    if kind == "audio":
+        return dict(input_values=torch.randn(B, 400, generator=g))
+    if kind == "whisper":
+        return dict(input_features=torch.randn(B, 8, 16, generator=g),
+                    decoder_input_ids=torch.randint(3, V, (B, 7), generator=g))
+    raise ValueError(kind)
+
+
+def run(model, inputs, implementation):
+    model.set_attn_implementation(implementation)
+    with torch.no_grad():
+        out = model(**inputs)
+    return out.logits if "logits" in out else out.last_hidden_state
+
+
+def real_positions(difference, inputs):
+    """The rows of real tokens. A padding query whose keys are all padding (a sliding window past the
+    end) has no defined output: attnlib gives it zero weights, eager a uniform average of padding."""
+    if "decoder_input_ids" in inputs or "attention_mask" not in inputs:
+        return difference
+    return difference[inputs["attention_mask"].bool()]  # (real tokens, features)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_attnlib_gives_eager_numbers(name, record_property):
+    config_name, model_name, kwargs, kind = MODELS[name]
+    model = build(config_name, model_name, kwargs)
+    inputs = make_inputs(kind, model)
+    eager = run(model, inputs, "eager")
+    try:
+        sdpa_diff = real_positions(run(model, inputs, "sdpa") - eager, inputs).abs().max().item()
+    except ValueError:  # Gemma 2's softcap: SDPA refuses it, as it must
+        sdpa_diff = 1e-6
+    ours = run(model, inputs, "attnlib")
+    diff = real_positions(ours - eager, inputs).abs().max().item()
+    record_property("max_diff", diff)
+    assert diff <= max(2 * sdpa_diff, 1e-6), f"{name}: attnlib differs from eager by {diff:.3g} (sdpa {sdpa_diff:.3g})"
+
+
+CAUSAL = sorted(name for name, spec in MODELS.items() if spec[3] in ("causal", "seq2seq", "whisper"))
+
+
+def last_token_probe(model, inputs):
+    """How much changing only the last (decoder) token changes (last output, every earlier output)."""
+    inputs = {k: v for k, v in inputs.items() if k != "attention_mask"}
+    field = "decoder_input_ids" if "decoder_input_ids" in inputs else "input_ids"
+    changed = dict(inputs, **{field: inputs[field].clone()})
+    changed[field][:, -1] = (changed[field][:, -1] + 1 - 3) % (V - 3) + 3  # another token, never a special one
+    with torch.no_grad():
+        before, after = (model(**x) for x in (inputs, changed))
+    before, after = ((x.logits if "logits" in x else x.last_hidden_state) for x in (before, after))
+    return (after[:, -1] - before[:, -1]).abs().max().item(), (after[:, :-1] - before[:, :-1]).abs().max().item()
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_changing_the_last_token_changes_no_earlier_output(name):
+    config_name, model_name, kwargs, kind = MODELS[name]
+    model = build(config_name, model_name, kwargs)
+    inputs = make_inputs(kind, model)
+    _, eager_leak = last_token_probe(model, inputs)
+    model.set_attn_implementation("attnlib")
+    last, leak = last_token_probe(model, inputs)
+    assert last > 0  # the probe changed something
+    # Nothing before the last token may change. Switch Transformers' router is the one exception, in eager
+    # too: its experts have a capacity that tokens of the whole batch compete for (not attention's doing).
+    assert leak == 0.0 if name != "switch_transformers_bias" else leak <= eager_leak
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_MODELS))
+def test_models_computing_their_own_attention_are_refused_by_name(name):
+    config_name, model_name, kwargs, layer = REFUSED_MODELS[name]
+    with pytest.raises(hf.UnsupportedAttentionError) as err:
+        build(config_name, model_name, kwargs, "attnlib")
+    message = str(err.value)
+    assert message.startswith(f"attnlib's attention cannot run inside {model_name}: its attention layers ({layer}")
+    assert message.endswith('load the model with attn_implementation="eager" instead')
