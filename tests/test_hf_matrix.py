@@ -48,11 +48,13 @@ MODELS = {
     "albert": ("AlbertConfig", "AlbertModel", dict(BERTLIKE, embedding_size=16), "text"),
     "distilbert": ("DistilBertConfig", "DistilBertModel", dict(vocab_size=V, dim=16, n_layers=2, n_heads=4,
                                                                 hidden_dim=32, max_position_embeddings=64), "text"),
+    "xlm_roberta": ("XLMRobertaConfig", "XLMRobertaModel", dict(BERTLIKE, pad_token_id=1), "text"),
     "modernbert": ("ModernBertConfig", "ModernBertModel", dict(BERTLIKE, local_attention=4,
                                                                global_attn_every_n_layers=2), "text"),
     # decoders: grouped-query (Hkv = 2 of 4), multi-query (Hkv = 1), sliding windows shorter than T
     "llama": ("LlamaConfig", "LlamaForCausalLM", DECODER, "causal"),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(DECODER, head_dim=4), "causal"),
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", DECODER, "causal"),
     "olmo": ("OlmoConfig", "OlmoForCausalLM", DECODER, "causal"),
     "phi": ("PhiConfig", "PhiForCausalLM", DECODER, "causal"),
     "gemma_mqa": ("GemmaConfig", "GemmaForCausalLM", dict(DECODER, num_key_value_heads=1, head_dim=4), "causal"),
@@ -75,12 +77,15 @@ MODELS = {
     # encoder-decoders with cross-attention; T5's family adds a relative position bias to the scores
     "bart": ("BartConfig", "BartModel", SEQ2SEQ, "seq2seq"),
     "marian": ("MarianConfig", "MarianMTModel", SEQ2SEQ, "seq2seq"),
+    "pegasus": ("PegasusConfig", "PegasusModel", SEQ2SEQ, "seq2seq"),
     "t5_bias": ("T5Config", "T5Model", T5LIKE, "seq2seq"),
     "mt5_bias": ("MT5Config", "MT5Model", T5LIKE, "seq2seq"),
     "umt5_bias": ("UMT5Config", "UMT5Model", T5LIKE, "seq2seq"),
     "switch_transformers_bias": ("SwitchTransformersConfig", "SwitchTransformersModel",
                                  dict(T5LIKE, num_experts=2, num_sparse_encoder_layers=1,
                                       num_sparse_decoder_layers=1), "seq2seq"),
+    "longt5_local_bias": ("LongT5Config", "LongT5Model", dict(T5LIKE, local_radius=2, encoder_attention_type="local"),
+                          "seq2seq"),
     # vision and audio encoders
     "vit": ("ViTConfig", "ViTModel", VISION, "image"),
     "deit": ("DeiTConfig", "DeiTModel", VISION, "image"),
@@ -89,6 +94,9 @@ MODELS = {
     "dinov2": ("Dinov2Config", "Dinov2Model", VISION, "image"),
     "wav2vec2": ("Wav2Vec2Config", "Wav2Vec2Model", AUDIO, "audio"),
     "hubert": ("HubertConfig", "HubertModel", AUDIO, "audio"),
+    "wav2vec2_conformer_relative_bias": ("Wav2Vec2ConformerConfig", "Wav2Vec2ConformerModel",
+                                         dict(AUDIO, position_embeddings_type="relative", do_stable_layer_norm=False),
+                                         "audio"),
     "whisper": ("WhisperConfig", "WhisperModel", dict(SEQ2SEQ, num_mel_bins=8, max_source_positions=8,
                                                       max_target_positions=32), "whisper"),
 }
@@ -157,7 +165,7 @@ def test_attnlib_gives_eager_numbers(name, record_property):
     eager = run(model, inputs, "eager")
     try:
         sdpa_diff = real_positions(run(model, inputs, "sdpa") - eager, inputs).abs().max().item()
-    except ValueError:  # Gemma 2's softcap: SDPA refuses it, as it must
+    except ValueError:  # SDPA refuses Gemma 2's softcap (as it must) and some models (LongT5, Switch)
         sdpa_diff = 1e-6
     ours = run(model, inputs, "attnlib")
     diff = real_positions(ours - eager, inputs).abs().max().item()
@@ -202,3 +210,23 @@ def test_models_computing_their_own_attention_are_refused_by_name(name):
     message = str(err.value)
     assert message.startswith(f"attnlib's attention cannot run inside {model_name}: its attention layers ({layer}")
     assert message.endswith('load the model with attn_implementation="eager" instead')
+
+
+def test_a_keyword_that_changes_the_result_is_refused_by_name_at_the_first_call():
+    # DeepSeek-V3.2 selects index_topk keys per query and passes their indices; with index_topk < T eager
+    # attends to fewer keys than the mask allows, and attnlib would silently attend to all of them.
+    kwargs = dict(DECODER, num_key_value_heads=4, head_dim=4, index_topk=4, kv_lora_rank=8, q_lora_rank=8,
+                  qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=4, index_head_dim=8, index_n_heads=2,
+                  n_routed_experts=2, num_experts_per_tok=1, moe_intermediate_size=8, first_k_dense_replace=2,
+                  n_group=1, topk_group=1)
+    model = build("DeepseekV32Config", "DeepseekV32ForCausalLM", kwargs)
+    inputs = make_inputs("causal", model)
+    run(model, inputs, "eager")
+    with pytest.raises(hf.UnsupportedAttentionError) as err:
+        run(model, inputs, "attnlib")
+    assert str(err.value) == (
+        "DeepseekV32Attention (model_type 'deepseek_v32') passes indices= to its attention function (the top-k key "
+        "indices of DeepSeek's sparse attention, which select a few keys per query); attnlib's attention does not "
+        'implement it and would compute other numbers than the model\'s own attention: load the model with '
+        'attn_implementation="eager" instead'
+    )
