@@ -51,7 +51,8 @@ MODELS = {
     "xlm_roberta": ("XLMRobertaConfig", "XLMRobertaModel", dict(BERTLIKE, pad_token_id=1), "text"),
     "modernbert": ("ModernBertConfig", "ModernBertModel", dict(BERTLIKE, local_attention=4,
                                                                global_attn_every_n_layers=2), "text"),
-    # decoders: grouped-query (Hkv = 2 of 4), multi-query (Hkv = 1), sliding windows shorter than T
+    # decoders: grouped-query (Hkv = 2 of 4), multi-query (Hkv = 1), sliding windows shorter than T (Gemma 2's
+    # weights are drawn larger, so that its scores reach the softcap: with the default 0.02 they stay far below)
     "llama": ("LlamaConfig", "LlamaForCausalLM", DECODER, "causal"),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(DECODER, head_dim=4), "causal"),
     "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", DECODER, "causal"),
@@ -68,7 +69,8 @@ MODELS = {
                                                              max_window_layers=0), "causal"),
     "starcoder2_window": ("Starcoder2Config", "Starcoder2ForCausalLM", dict(DECODER, sliding_window=4), "causal"),
     "gemma2_softcap_window": ("Gemma2Config", "Gemma2ForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
-                                                                        attn_logit_softcapping=2.0), "causal"),
+                                                                        attn_logit_softcapping=2.0,
+                                                                        initializer_range=0.3), "causal"),
     "gemma3_window": ("Gemma3TextConfig", "Gemma3ForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
                                                                     sliding_window_pattern=2), "causal"),
     "gpt_oss_sinks_window": ("GptOssConfig", "GptOssForCausalLM", dict(DECODER, head_dim=4, sliding_window=4,
