@@ -94,7 +94,8 @@ def _read_extras(module: torch.nn.Module, query: torch.Tensor, kwargs: dict[str,
             continue
         if keyword == "position_bias":
             if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
-                raise _refuse(module, keyword, f"expected a float tensor added to the scores, got {type(value).__name__}")
+                got = type(value).__name__ if not isinstance(value, torch.Tensor) else f"dtype {value.dtype}"
+                raise _refuse(module, keyword, f"expected a float tensor added to the scores, got {got}")
             extras["position_bias"] = value
         elif keyword == "softcap":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -207,7 +208,8 @@ def _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p
         sink = sink.to(compute).expand(*scores.shape[:-1], 1)  # (B, Hq, Tq, 1)
         scores = torch.cat([scores, sink], dim=-1)  # (B, Hq, Tq, Tk + 1)
         if mask is not None:
-            mask = torch.cat([mask.expand(*scores.shape[:-1], mask.shape[-1]), mask.new_ones(*scores.shape[:-1], 1)], -1)
+            rows = scores.shape[:-1]  # (B, Hq, Tq)
+            mask = torch.cat([mask.expand(*rows, mask.shape[-1]), mask.new_ones(*rows, 1)], dim=-1)  # sink: True
     weights = _masked_softmax(scores, mask)  # (B, Hq, Tq, Tk [+ 1])
     if sink is not None:
         weights = weights[..., :-1]  # the sink's share is dropped: (B, Hq, Tq, Tk)
@@ -217,7 +219,7 @@ def _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p
     return output.to(dtype), weights.to(dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def layers_computing_their_own_attention(module_name: str) -> tuple[str, ...]:
     """The attention classes of a modeling module that never call transformers' attention interface.
 

@@ -54,8 +54,9 @@ def test_a_half_precision_bias_is_not_copied_to_its_full_size(dtype, monkeypatch
     monkeypatch.setattr(flash._FlashAttention, "apply", spy)
     out = flash_attention(query, key, value, attn_mask=bias, **BLOCKS)
     assert seen == {"mask_bytes": 64 * bias.element_size(), "mask_dtype": dtype}  # (Tk,), never (B, H, Tq, Tk)
-    expected = F.scaled_dot_product_attention(query.double(), key.double(), value.double(), attn_mask=bias.double()[None])
-    torch_error = (F.scaled_dot_product_attention(query, key, value, attn_mask=bias[None]).double() - expected).abs().max()
+    row = bias[None]  # (1, Tk): torch's SDPA wants at least 2-D
+    expected = F.scaled_dot_product_attention(query.double(), key.double(), value.double(), attn_mask=row.double())
+    torch_error = (F.scaled_dot_product_attention(query, key, value, attn_mask=row).double() - expected).abs().max()
     assert (out.double() - expected).abs().max() <= max(2 * torch_error, torch.finfo(dtype).eps)
 
 

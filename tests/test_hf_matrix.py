@@ -80,7 +80,7 @@ MODELS = {
     "bart": ("BartConfig", "BartModel", SEQ2SEQ, "seq2seq"),
     "marian": ("MarianConfig", "MarianMTModel", SEQ2SEQ, "seq2seq"),
     "pegasus": ("PegasusConfig", "PegasusModel", SEQ2SEQ, "seq2seq"),
-    "t5_bias": ("T5Config", "T5Model", T5LIKE, "seq2seq"),
+    "t5_bias": ("T5Config", "T5ForConditionalGeneration", T5LIKE, "seq2seq"),
     "mt5_bias": ("MT5Config", "MT5Model", T5LIKE, "seq2seq"),
     "umt5_bias": ("UMT5Config", "UMT5Model", T5LIKE, "seq2seq"),
     "switch_transformers_bias": ("SwitchTransformersConfig", "SwitchTransformersModel",
@@ -232,3 +232,24 @@ def test_a_keyword_that_changes_the_result_is_refused_by_name_at_the_first_call(
         'implement it and would compute other numbers than the model\'s own attention: load the model with '
         'attn_implementation="eager" instead'
     )
+
+
+GENERATORS = ["llama", "gemma_mqa", "mistral_window", "gemma2_softcap_window", "gpt_oss_sinks_window", "t5_bias"]
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_greedy_generation_past_the_window_is_eager_s(name):
+    config_name, model_name, kwargs, kind = MODELS[name]
+    model = build(config_name, model_name, kwargs)
+    model.generation_config.pad_token_id = 0
+    inputs = make_inputs(kind, model)
+    inputs.pop("decoder_input_ids", None)
+    if kind == "causal":  # a decoder generates after left padding
+        inputs["attention_mask"] = inputs["attention_mask"].flip(-1)
+    out = {}
+    for implementation in ("eager", "attnlib"):
+        model.set_attn_implementation(implementation)
+        with torch.no_grad():
+            out[implementation] = model.generate(**inputs, max_new_tokens=8, do_sample=False, min_new_tokens=8)
+    assert out["attnlib"].shape[-1] >= 8  # 8 new tokens after 12: the decoders' window of 4 is long passed
+    assert torch.equal(out["attnlib"], out["eager"])
