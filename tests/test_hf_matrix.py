@@ -253,3 +253,23 @@ def test_greedy_generation_past_the_window_is_eager_s(name):
             out[implementation] = model.generate(**inputs, max_new_tokens=8, do_sample=False, min_new_tokens=8)
     assert out["attnlib"].shape[-1] >= 8  # 8 new tokens after 12: the decoders' window of 4 is long passed
     assert torch.equal(out["attnlib"], out["eager"])
+
+
+WINDOWS = {"mistral_window": "sliding_window", "qwen2_window": "sliding_window", "starcoder2_window": "sliding_window",
+           "gemma2_softcap_window": "sliding_window", "gemma3_window": "sliding_window",
+           "gpt_oss_sinks_window": "sliding_window", "modernbert": "local_attention"}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS))
+def test_the_sliding_window_reaches_attnlib_through_the_mask(name):
+    # The matrix above compares with eager; this shows that its window of 4 (T = 12) was in force: the same
+    # weights with a window longer than the text give other numbers.
+    config_name, model_name, kwargs, kind = MODELS[name]
+    outputs = []
+    for window in (kwargs.get(WINDOWS[name], 4), 128):
+        model = build(config_name, model_name, dict(kwargs, **{WINDOWS[name]: window}), "attnlib")
+        inputs = make_inputs(kind, model)
+        with torch.no_grad():
+            out = model(**inputs)
+        outputs.append(real_positions(out.logits if "logits" in out else out.last_hidden_state, inputs))
+    assert (outputs[0] - outputs[1]).abs().max() > 1e-3
