@@ -287,7 +287,10 @@ def _guard_load(get_correct_attn_implementation):
     @functools.wraps(get_correct_attn_implementation)
     def guarded(self, requested_attention, *args, **kwargs):
         if requested_attention == NAME:
-            layers = layers_computing_their_own_attention(type(self).__module__)
+            # The model's own modeling module (also for a subclass written in a notebook or script), or a
+            # remote-code module (transformers_modules.*).
+            defining = next((c for c in type(self).__mro__ if c.__module__.startswith("transformers")), type(self))
+            layers = layers_computing_their_own_attention(defining.__module__)
             if layers:
                 raise _refuse_model(type(self).__name__, layers)
         return get_correct_attn_implementation(self, requested_attention, *args, **kwargs)

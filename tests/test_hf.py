@@ -154,3 +154,22 @@ def test_the_load_guard_passes_other_names_through_and_is_installed_once():
 
     model = BloomModel._from_config(BloomConfig(hidden_size=16, n_layer=1, n_head=4, vocab_size=32), attn_implementation="eager")
     assert model.config._attn_implementation == "eager"
+
+
+def test_a_subclass_written_elsewhere_is_judged_by_its_transformers_model():
+    from transformers import BertConfig, BertModel, BloomConfig, BloomModel
+
+    attnlib.use_in_transformers()
+
+    class MyBloom(BloomModel):  # defined in this test module, which has no attention of its own
+        pass
+
+    class MyBertAttentionProbe(BertModel):  # its name says Attention; its model routes through the interface
+        pass
+
+    with pytest.raises(hf.UnsupportedAttentionError, match="^attnlib's attention cannot run inside MyBloom: "):
+        MyBloom._from_config(BloomConfig(hidden_size=16, n_layer=1, n_head=4, vocab_size=32), attn_implementation="attnlib")
+    model = MyBertAttentionProbe._from_config(
+        BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=4, intermediate_size=32, vocab_size=32),
+        attn_implementation="attnlib")
+    assert model.config._attn_implementation == "attnlib"
