@@ -114,6 +114,13 @@ def is_real_number(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def check_bool(name: str, x: object) -> bool:
+    """Return ``x``; raise TypeError unless it is True or False (a string such as "False" is truthy)."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r}")
+    return x
+
+
 def check_dropout(name: str, p: object) -> float:
     """Return ``p`` as a float; raise ValueError unless it is a real number (not a bool) in [0, 1)."""
     if not is_real_number(p) or not 0.0 <= p < 1.0:

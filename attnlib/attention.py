@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from ._checks import (
     broadcast_batch,
+    check_bool,
     check_dropout,
     check_floating,
     check_mask,
@@ -26,6 +27,7 @@ from ._checks import (
 from .masks import causal_mask
 
 NEG_INF = float("-inf")
+HALF = (torch.float16, torch.bfloat16)  # computed in float32, returned in their own dtype
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
@@ -132,15 +134,19 @@ def scaled_dot_product_attention(
 
     Returns:
         ``(output, weights)``: output (..., Tq, Ev); weights (..., Tq, Tk), the matrix
-        that multiplied ``value``, so ``output == weights @ value`` always holds. With
+        that multiplied ``value``, so ``output == weights @ value`` holds (float32 and
+        float64). float16 and bfloat16 inputs are computed in float32 (scores, softmax and
+        weighted sum, as torch's CPU kernels do) and both results are rounded to the input
+        dtype once, at the end: there ``output`` equals ``weights @ value`` to the dtype's
+        rounding only, since it was computed from the unrounded weights. With
         dropout the weights are returned after dropout (zeroed entries, the rest scaled
         by 1 / (1 - dropout_p)), as ``nn.MultiheadAttention`` returns them. A query
         whose keys are all masked gets zero weights and a zero output.
 
     Raises:
         TypeError: a non-tensor or non-floating input, inputs of different dtypes, an
-            integer mask, a float mask of another dtype, or a ``scale`` that is not a
-            number (or is a bool).
+            integer mask, a float mask of another dtype, a ``scale`` that is not a
+            number (or is a bool), or ``is_causal`` or ``enable_gqa`` not a bool.
         ValueError: query and key widths differ, key and value lengths differ, with
             ``enable_gqa`` inputs under 3-D, key and value with different head counts, or
             query heads not a multiple of the key/value heads (without it, 4-D or larger inputs
@@ -155,8 +161,8 @@ def scaled_dot_product_attention(
     attention: Ainslie et al. 2023, "GQA", sec. 2.2 (multi-query: Shazeer 2019).
     """
     check_query_key_value(query, key, value)
-    if not isinstance(enable_gqa, bool):
-        raise TypeError(f"enable_gqa must be True or False, got {type(enable_gqa).__name__}")
+    check_bool("enable_gqa", enable_gqa)
+    check_bool("is_causal", is_causal)
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)  # (..., Hkv, Tk, E) -> (..., Hq, Tk, E)
     else:
@@ -171,12 +177,17 @@ def scaled_dot_product_attention(
     elif attn_mask is not None:
         mask = attn_mask if attn_mask.dtype == torch.bool else attn_mask != NEG_INF  # True = may attend
 
+    # float16 and bfloat16 are computed in float32 (scores, softmax and weighted sum), as torch's CPU
+    # kernels do: a float16 score rounds to 3 significant digits and its sum of exp can overflow.
+    dtype = query.dtype
+    if dtype in HALF:
+        query, key, value = query.float(), key.float(), value.float()
     # Scale the queries, not the scores: what must fit in the dtype is the scaled score (in
     # float16, |q . k| can pass 65504 where |q . k| * scale does not); (..., Tq, E) is also
     # smaller than (..., Tq, Tk).
     scores = (query * scale) @ key.transpose(-2, -1)  # (..., Tq, E) @ (..., E, Tk) -> (..., Tq, Tk)
     if attn_mask is not None and attn_mask.is_floating_point():
-        scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
+        scores = scores + attn_mask.to(scores.dtype)  # a float mask is added: 0 keeps, -inf blocks
     # The weights may overwrite the scores (saves a (..., Tq, Tk) tensor) unless autograd needs
     # them: backward mode (requires_grad) or forward mode (a dual tensor carries a tangent).
     overwrite = not (torch.is_grad_enabled() and scores.requires_grad) and fwAD.unpack_dual(scores).tangent is None
@@ -184,6 +195,8 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     output = weights @ value  # (..., Tq, Tk) @ (..., Tk, Ev) -> (..., Tq, Ev)
+    if dtype in HALF:
+        return output.to(dtype), weights.to(dtype)  # rounded once, at the end
     return output, weights
 
 
@@ -271,6 +284,7 @@ def check_scale_and_mask(
     ``attn_mask`` must broadcast to the scores' shape (..., Tq, Tk) and cannot come with
     ``is_causal``; ``scale`` defaults to 1 / sqrt(E), which needs E >= 1.
     """
+    check_bool("is_causal", is_causal)
     if is_causal and attn_mask is not None:
         raise ValueError("attn_mask and is_causal=True cannot be combined; put the causal mask in attn_mask with &")
     scale = check_scale(scale)

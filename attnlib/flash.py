@@ -12,10 +12,12 @@ batch shape, e.g. (B,) or (B, H), shared by query, key and value (or broadcastab
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
-from ._checks import broadcast_batch
-from .attention import check_query_key_value, check_scale_and_mask
+from ._checks import broadcast_batch, check_bool
+from .attention import _check_heads_without_gqa, _repeat_kv_heads, check_query_key_value, check_scale_and_mask
 
 NEG_INF = float("-inf")
 # Block sizes measured (B=1, H=8, Dh=64, float32, T=2048, 1 thread, a busy machine), time over torch's
@@ -27,9 +29,10 @@ BLOCK_SIZE_K = 512
 
 
 def _check_block_size(name: str, size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    """Return ``size`` as an int: any integral number (a NumPy int too), not a bool, at least 1."""
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"{name} must be a positive int, got {size!r}")
-    return size
+    return int(size)
 
 
 def _tile_mask(mask, is_causal, i0, i1, j0, j1, device):
@@ -43,12 +46,22 @@ def _tile_mask(mask, is_causal, i0, i1, j0, j1, device):
 
 
 def _apply_tile_mask(scores: torch.Tensor, tile: torch.Tensor | None) -> torch.Tensor:
-    """Mask one tile of scores in place: a bool tile puts -inf where False, a float tile is added."""
+    """Mask one tile of scores in place: a bool tile puts -inf where False, a float tile is added.
+
+    A float16 or bfloat16 tile is added to the float32 scores as it is read (``add_`` casts it):
+    the mask itself is never copied to float32 at its full (..., Tq, Tk) size.
+    """
     if tile is None:
         return scores
     if tile.dtype == torch.bool:
         return scores.masked_fill_(~tile, NEG_INF)
     return scores.add_(tile)
+
+
+def _tile_is_all_masked(tile: torch.Tensor | None, is_causal: bool) -> bool:
+    """True when a user's bool tile blocks every score (the tile is skipped). A causal tile always
+    lets something through (wholly future tiles are never visited); a meta tile has no values to read."""
+    return tile is not None and not is_causal and tile.dtype == torch.bool and not tile.is_meta and not tile.any()
 
 
 def _flash_forward(q, k, v, mask, is_causal, bq, bk):
@@ -66,7 +79,7 @@ def _flash_forward(q, k, v, mask, is_causal, bq, bk):
         for j0 in range(0, min(i1, tk) if is_causal else tk, bk):  # causal: blocks wholly in the future are skipped
             j1 = min(j0 + bk, tk)
             tile = _tile_mask(mask, is_causal, i0, i1, j0, j1, q.device)
-            if tile is not None and tile.dtype == torch.bool and not tile.any():
+            if _tile_is_all_masked(tile, is_causal):
                 continue  # every score of this tile is masked: it adds nothing
             s = _apply_tile_mask(q_blk @ k[..., j0:j1, :].mT, tile)  # (..., bq, E) @ (..., E, bk) -> (..., bq, bk)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (..., bq, 1)
@@ -93,7 +106,7 @@ def _flash_backward(q, k, v, mask, is_causal, bq, bk, out, lse, d_out):
         for i0 in range(j0 if is_causal else 0, tq, bq):  # causal: query blocks wholly before the keys skipped
             i1 = min(i0 + bq, tq)
             tile = _tile_mask(mask, is_causal, i0, i1, j0, j1, q.device)
-            if tile is not None and tile.dtype == torch.bool and not tile.any():
+            if _tile_is_all_masked(tile, is_causal):
                 continue
             q_blk, do_blk = q[..., i0:i1, :], d_out[..., i0:i1, :]  # (..., bq, E), (..., bq, Ev)
             s = _apply_tile_mask(q_blk @ k_blk.mT, tile)  # (..., bq, bk)
@@ -119,8 +132,13 @@ class _FlashAttention(torch.autograd.Function):
         return out, lse
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, d_out, _d_lse):
+        if torch.is_grad_enabled():  # backward with create_graph=True: a second derivative was asked for
+            raise RuntimeError(
+                "flash_attention has no double backward (create_graph=True): its gradients are computed tile "
+                "by tile without a graph to differentiate; use attnlib.scaled_dot_product_attention for "
+                "second derivatives"
+            )
         q, key, value, out, lse = ctx.saved_tensors
         is_causal, scale, bq, bk = ctx.args
         dq, dk, dv = _flash_backward(q, key, value, ctx.mask, is_causal, bq, bk, out, lse, d_out.contiguous())
@@ -135,6 +153,7 @@ def flash_attention(
     is_causal: bool = False,
     scale: float | None = None,
     *,
+    enable_gqa: bool = False,
     block_size_q: int = BLOCK_SIZE_Q,
     block_size_k: int = BLOCK_SIZE_K,
     return_lse: bool = False,
@@ -154,14 +173,18 @@ def flash_attention(
         attn_mask: optional, broadcastable to the scores' shape (..., Tq, Tk) without enlarging
             it. bool: True = may attend. floating (``query``'s dtype): added to the scores (0 =
             attend, -inf = blocked). Cut into (bq, bk) tiles with the scores; a tile the mask
-            blocks wholly is skipped. It gets no gradient.
+            blocks wholly is skipped. It gets no gradient. It is kept at its own (broadcast)
+            shape: a (Tk,) bias stays (Tk,), and a float16 one is cast tile by tile.
         is_causal: query i sees keys 0..i (aligned top-left, as torch's ``is_causal``); key
             blocks wholly in the future are skipped. For the bottom-right alignment of decoding
             with a cache pass ``attn_mask=causal_mask(Tq, Tk, align="bottom_right")``. Cannot be
             combined with ``attn_mask``.
         scale: multiplies the scores, a finite float; defaults to 1 / sqrt(E).
-        block_size_q, block_size_k: queries and keys per block (bq, bk), positive ints; any
-            lengths work, the last block is shorter. The defaults were measured on CPU.
+        enable_gqa: grouped-query attention, as in :func:`scaled_dot_product_attention`: query
+            (..., Hq, Tq, E), key and value (..., Hkv, Tk, E), Hq a multiple of Hkv.
+        block_size_q, block_size_k: queries and keys per block (bq, bk), positive integers
+            (Python or NumPy); any lengths work, the last block is shorter. The defaults were
+            measured on CPU.
         return_lse: also return the log-sum-exp of each query's scores.
 
     Returns:
@@ -172,12 +195,15 @@ def flash_attention(
 
     Raises:
         TypeError: a non-tensor or non-floating input, inputs of different dtypes, an integer
-            mask, a float mask of another dtype, a ``scale`` that is not a number.
+            mask, a float mask of another dtype, a ``scale`` that is not a number, ``is_causal``,
+            ``enable_gqa`` or ``return_lse`` not a bool.
+        RuntimeError: (in backward) a second derivative, ``create_graph=True``.
         ValueError: query and key widths differ, key and value lengths differ, batch dimensions
             do not broadcast, a mask that does not broadcast to (..., Tq, Tk) or would enlarge
             it (or a float mask of only 0s and 1s, or holding NaN or +inf), ``attn_mask``
             together with ``is_causal``, a ``scale`` that is NaN or infinite, E = 0 without a
-            ``scale``, inputs on different devices, a block size that is not a positive int.
+            ``scale``, inputs on different devices, a block size that is not a positive int, and
+            with ``enable_gqa`` the head counts :func:`scaled_dot_product_attention` refuses.
 
     Sources: Milakov & Gimelshein 2018, "Online normalizer calculation for softmax"; Dao et al.
     2022, "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
@@ -185,6 +211,12 @@ def flash_attention(
     and Work Partitioning", Algorithm 2 (backward).
     """
     check_query_key_value(query, key, value)
+    for name, flag in (("is_causal", is_causal), ("enable_gqa", enable_gqa), ("return_lse", return_lse)):
+        check_bool(name, flag)
+    if enable_gqa:
+        key, value = _repeat_kv_heads(query, key, value)  # (..., Hkv, Tk, E) -> (..., Hq, Tk, E)
+    else:
+        _check_heads_without_gqa(query, key, value)
     batch = broadcast_batch(query=query, key=key, value=value)
     scale = check_scale_and_mask(query, key, attn_mask, is_causal, scale)
     bq = _check_block_size("block_size_q", block_size_q)
@@ -198,8 +230,6 @@ def flash_attention(
     compute = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
     # Every input gets the full batch shape (views, no copies), so gradients come out in it too.
     q, k, v = (x.to(compute).expand(*batch, *x.shape[-2:]) for x in (query, key, value))
-    if mask is not None and mask.is_floating_point():
-        mask = mask.to(compute)
-    out, lse = _FlashAttention.apply(q, k, v, mask, bool(is_causal), scale, bq, bk)
+    out, lse = _FlashAttention.apply(q, k, v, mask, is_causal, scale, bq, bk)
     out = out.to(query.dtype)
     return (out, lse) if return_lse else out

@@ -11,21 +11,109 @@ Both registrations matter. For a name without a mask function, transformers buil
 attention function receives ``None``, and a padded batch is then computed as if the padding were real
 tokens, without any error. And transformers' own boolean mask function, ``sdpa_mask``, returns ``None``
 for an unpadded causal batch, counting on torch's ``is_causal=True`` instead. attnlib's mask function is
-``sdpa_mask`` with both shortcuts off, so the attention always receives the mask it must apply.
+``sdpa_mask`` with both shortcuts off, so the attention always receives the mask it must apply. That mask
+already carries a model's sliding window (Mistral, Gemma 2 and 3, Starcoder2, ModernBERT, GPT-OSS), so the
+``sliding_window`` keyword needs no work of its own.
+
+What attnlib cannot honour it refuses, by name, never ignores: a keyword argument that changes the
+attention's result and that attnlib does not implement (``indices``, DeepSeek's sparse key selection, and
+any other non-None keyword it does not know) raises :class:`UnsupportedAttentionError`, and so does loading
+a model whose layers compute their own attention instead of calling the interface (BLOOM, MPT, Falcon,
+GPT-J, DeBERTa-v2, ...). Three extras are one line of attention each and are implemented, each equal to
+transformers' eager attention: ``position_bias`` (T5's relative position bias, added to the scores),
+``softcap`` (Gemma 2: scores -> softcap * tanh(scores / softcap)) and attention sinks (``s_aux``, GPT-OSS:
+one learned logit per head that joins each softmax's denominator and receives no value).
 
 Shape legend: B batch, Hq query heads, Hkv key/value heads, Tq queries, Tk keys, Dh head width.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib
+import inspect
+import re
+import sys
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
-from .attention import scaled_dot_product_attention
+from .attention import _masked_softmax, _repeat_kv_heads, scaled_dot_product_attention
 
 NAME = "attnlib"
-UNSUPPORTED = ("sliding_window", "softcap", "s_aux")  # keyword arguments attnlib's attention has no part for
+EAGER_HINT = 'load the model with attn_implementation="eager" instead'
+
+# Keywords transformers passes that eager attention ignores too, so attnlib may ignore them: the mask
+# already carries the sliding window; the others are bookkeeping (caches, outputs) or serve only the
+# flash-attention kernels (packed sequences), for which eager reads the mask as attnlib does.
+IGNORED = frozenset({
+    "sliding_window", "position_ids", "cache_position", "past_key_values", "past_key_value", "use_cache",
+    "output_attentions", "output_hidden_states", "return_dict", "cu_seq_lens_q", "cu_seq_lens_k",
+    "max_length_q", "max_length_k", "deterministic", "layer_idx", "position_embeddings", "is_causal",
+    "token_type_ids", "head_mask", "layer_head_mask", "encoder_hidden_states", "encoder_attention_mask",
+    "output_router_logits", "num_items_in_batch", "seq_idx", "max_seqlen_q", "max_seqlen_k",
+})
+# Keywords that change the result and that attnlib refuses, with what they do (for the message).
+REFUSED = {
+    "indices": "the top-k key indices of DeepSeek's sparse attention, which select a few keys per query",
+    "block_indices": "the indices of block-sparse attention, which select blocks of keys per query",
+}
+
+
+class UnsupportedAttentionError(NotImplementedError):
+    """attnlib's attention cannot give this model's numbers: a keyword it does not implement, or a model
+    whose layers never call transformers' attention interface."""
+
+
+def _model_name(module: torch.nn.Module) -> str:
+    """``'T5Attention (model_type t5)'``: the layer's class and, when it has a config, the model type."""
+    config = getattr(module, "config", None)
+    model_type = getattr(config, "model_type", None)
+    name = type(module).__name__
+    return f"{name} (model_type {model_type!r})" if model_type else name
+
+
+def _refuse(module: torch.nn.Module, keyword: str, what: str) -> UnsupportedAttentionError:
+    return UnsupportedAttentionError(
+        f"{_model_name(module)} passes {keyword}= to its attention function ({what}); attnlib's attention "
+        f"does not implement it and would compute other numbers than the model's own attention: {EAGER_HINT}"
+    )
+
+
+def _read_extras(module: torch.nn.Module, query: torch.Tensor, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Check every keyword transformers passed; return the extras attnlib implements (None when absent).
+
+    ``position_bias`` float (B or 1, Hq or 1, Tq, Tk) added to the scores; ``softcap`` a positive float;
+    ``sink`` a float broadcastable to (B, Hq, Tq, 1), from ``s_aux`` (Hq,) or ``sinks`` (B, Hq, Tq, 1).
+    """
+    extras = {"position_bias": None, "softcap": None, "sink": None}
+    for keyword, value in kwargs.items():
+        if value is None or keyword in IGNORED:
+            continue
+        if keyword == "position_bias":
+            if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+                got = type(value).__name__ if not isinstance(value, torch.Tensor) else f"dtype {value.dtype}"
+                raise _refuse(module, keyword, f"expected a float tensor added to the scores, got {got}")
+            extras["position_bias"] = value
+        elif keyword == "softcap":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise _refuse(module, keyword, f"expected a positive float, got {value!r}")
+            extras["softcap"] = float(value)
+        elif keyword in ("s_aux", "sinks"):
+            hq = query.shape[1]
+            if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+                raise _refuse(module, keyword, f"attention sinks must be a float tensor, got {type(value).__name__}")
+            sink = value.reshape(1, hq, 1, 1) if value.dim() == 1 and value.numel() == hq else value
+            if sink.dim() != 4 or sink.shape[-1] != 1:
+                raise _refuse(module, keyword, "attention sinks of a shape other than (Hq,) or (B, Hq, Tq, 1)")
+            extras["sink"] = sink
+        elif keyword in REFUSED:
+            raise _refuse(module, keyword, REFUSED[keyword])
+        else:
+            raise _refuse(module, keyword, "a keyword attnlib does not know")
+    return extras
 
 
 def attention_forward(
@@ -50,50 +138,165 @@ def attention_forward(
             float mask added to the scores; or None (attend to every key).
         scaling: multiplies the scores; None for 1 / sqrt(Dh).
         dropout: dropout on the weights, applied only when ``module.training``.
-        **kwargs: the rest of what transformers passes (ignored), except ``sliding_window``,
-            ``softcap`` and ``s_aux``, which raise when given a value.
+        **kwargs: the rest of what transformers passes. Implemented: ``position_bias`` (float
+            (B or 1, Hq or 1, Tq, Tk), added to the scores), ``softcap`` (scores -> softcap *
+            tanh(scores / softcap), before the mask and the bias), ``s_aux`` (Hq,) or ``sinks``
+            (B, Hq, Tq, 1) (one more logit in each softmax's denominator, with no value).
+            Ignored, as eager attention ignores them: None values and the names in :data:`IGNORED`
+            (``sliding_window``, which the mask carries, caches, flash-attention packing). Any
+            other keyword raises.
 
     Returns:
         ``(output, weights)``: output (B, Tq, Hq, Dh), the layout transformers expects back;
-        weights (B, Hq, Tq, Tk).
+        weights (B, Hq, Tq, Tk) (without the sink's share, so a row sums to 1 minus it).
 
     Raises:
-        NotImplementedError: ``sliding_window``, ``softcap`` or ``s_aux`` given.
+        UnsupportedAttentionError (a NotImplementedError): a keyword attnlib does not implement
+            (``indices``, ...), named with the layer's class and the model type.
         ValueError: a causal layer received no mask for more than one query: the mask function was
             not registered, or transformers skipped the causal mask (see :func:`use_in_transformers`).
 
-    Source: Vaswani et al. 2017, "Attention Is All You Need", eq. 1; Ainslie et al. 2023, "GQA".
+    Source: Vaswani et al. 2017, "Attention Is All You Need", eq. 1; Ainslie et al. 2023, "GQA";
+    Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified Text-to-Text
+    Transformer" (T5), sec. 2.1 (relative position bias); Gemma Team 2024, "Gemma 2", sec. 2 (logit
+    soft-capping); Xiao et al. 2024, "Efficient Streaming Language Models with Attention Sinks";
+    OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card" (a learned sink logit per head).
     """
-    for name in UNSUPPORTED:
-        if kwargs.get(name) is not None:
-            raise NotImplementedError(
-                f"attnlib's attention has no {name}; load this model with another attn_implementation"
-            )
-    if attention_mask is None and getattr(module, "is_causal", False) and query.shape[-2] > 1:
+    extras = _read_extras(module, query, kwargs)
+    causal = kwargs.get("is_causal")
+    causal = getattr(module, "is_causal", False) if causal is None else causal
+    if attention_mask is None and causal and query.shape[-2] > 1:
         raise ValueError(
             "a causal attention layer received no attention mask, so attnlib would let every token see the "
             "future; call attnlib.use_in_transformers() before loading the model, which registers the mask "
             "function too"
         )
-    gqa = query.shape[1] != key.shape[1]  # Hq != Hkv: each key/value head serves Hq / Hkv query heads
-    output, weights = scaled_dot_product_attention(
-        query, key, value, attn_mask=attention_mask, dropout_p=dropout if module.training else 0.0,
-        scale=scaling, enable_gqa=gqa,
-    )  # (B, Hq, Tq, Dh), (B, Hq, Tq, Tk)
+    dropout_p = dropout if module.training else 0.0
+    if all(x is None for x in extras.values()):
+        gqa = query.shape[1] != key.shape[1]  # Hq != Hkv: each key/value head serves Hq / Hkv query heads
+        output, weights = scaled_dot_product_attention(
+            query, key, value, attn_mask=attention_mask, dropout_p=dropout_p, scale=scaling, enable_gqa=gqa,
+        )  # (B, Hq, Tq, Dh), (B, Hq, Tq, Tk)
+    else:
+        output, weights = _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p, **extras)
     return output.transpose(1, 2).contiguous(), weights  # (B, Hq, Tq, Dh) -> (B, Tq, Hq, Dh)
+
+
+def _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p, position_bias, softcap, sink):
+    """softmax(softcap(Q K^T * scale) + position_bias + mask, with a sink logit) V, written out.
+
+    Half precision is computed in float32, as :func:`attnlib.scaled_dot_product_attention` does.
+    """
+    dtype = query.dtype
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    if query.shape[1] != key.shape[1]:
+        key, value = _repeat_kv_heads(query, key, value)  # (B, Hkv, Tk, Dh) -> (B, Hq, Tk, Dh)
+    query, key, value = query.to(compute), key.to(compute), value.to(compute)
+    scale = query.shape[-1] ** -0.5 if scaling is None else scaling
+    scores = (query * scale) @ key.transpose(-2, -1)  # (B, Hq, Tq, Dh) @ (B, Hq, Dh, Tk) -> (B, Hq, Tq, Tk)
+    if softcap is not None:
+        scores = softcap * torch.tanh(scores / softcap)  # Gemma 2: every score into (-softcap, softcap)
+    if position_bias is not None:
+        scores = scores + position_bias.to(compute)  # T5: a learned bias per head and relative distance
+    mask = None
+    if attention_mask is not None:
+        if attention_mask.dtype == torch.bool:
+            mask = attention_mask  # True = may attend
+        else:
+            scores = scores + attention_mask.to(compute)  # a float mask is added
+    if sink is not None:  # one more column: the sink's logit, which may always be attended and has no value
+        sink = sink.to(compute).expand(*scores.shape[:-1], 1)  # (B, Hq, Tq, 1)
+        scores = torch.cat([scores, sink], dim=-1)  # (B, Hq, Tq, Tk + 1)
+        if mask is not None:
+            rows = scores.shape[:-1]  # (B, Hq, Tq)
+            mask = torch.cat([mask.expand(*rows, mask.shape[-1]), mask.new_ones(*rows, 1)], dim=-1)  # sink: True
+    weights = _masked_softmax(scores, mask)  # (B, Hq, Tq, Tk [+ 1])
+    if sink is not None:
+        weights = weights[..., :-1]  # the sink's share is dropped: (B, Hq, Tq, Tk)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    output = weights @ value  # (B, Hq, Tq, Tk) @ (B, Hq, Tk, Dh) -> (B, Hq, Tq, Dh)
+    return output.to(dtype), weights.to(dtype)
+
+
+@functools.cache
+def layers_computing_their_own_attention(module_name: str) -> tuple[str, ...]:
+    """The attention classes of a modeling module that never call transformers' attention interface.
+
+    Empty when the module calls the interface (``ALL_ATTENTION_FUNCTIONS``) anywhere, or has no
+    attention class (a composite model whose parts are checked on their own). Otherwise the
+    module's ``*Attention*`` classes: BLOOM, MPT, Falcon, GPT-J, DeBERTa-v2 and about ninety more
+    compute their own attention, and some of them read the registered mask function's bool mask as a
+    float one (BLOOM adds it, MPT fills with it), which would let every token see the future.
+    """
+    module = sys.modules.get(module_name)
+    if module is None:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            return ()
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return ()
+    if "ALL_ATTENTION_FUNCTIONS" in source:
+        return ()
+    tree = ast.parse(source)
+    return tuple(node.name for node in tree.body
+                 if isinstance(node, ast.ClassDef) and re.search(r"Attention", node.name))
+
+
+def _refuse_model(model_class: str, layers: tuple[str, ...]) -> UnsupportedAttentionError:
+    return UnsupportedAttentionError(
+        f"attnlib's attention cannot run inside {model_class}: its attention layers ({', '.join(layers[:3])}"
+        f"{', ...' if len(layers) > 3 else ''}) compute their own attention and never call transformers' "
+        f"attention interface, so attn_implementation=\"attnlib\" would not use attnlib at all (or misread its "
+        f"mask): {EAGER_HINT}"
+    )
 
 
 def mask_function(*args: Any, **kwargs: Any) -> torch.Tensor | None:
     """transformers' ``sdpa_mask`` (bool, True = may attend, (B, 1, Tq, Tk)) that never skips the mask.
 
     ``sdpa_mask`` returns None where torch's ``is_causal=True`` (or no mask at all) would do; attnlib's
-    attention is told everything by its mask, so both shortcuts are turned off here.
+    attention is told everything by its mask, so both shortcuts are turned off here. The mask carries
+    the model's sliding window (``local_size``), when it has one.
+
+    Raises:
+        UnsupportedAttentionError: the model (from ``config``'s model type) computes its own attention
+            and would misread this bool mask (BLOOM adds it to the scores, MPT fills where it is True).
     """
     from transformers.masking_utils import sdpa_mask
 
+    model_type = getattr(kwargs.get("config"), "model_type", None)
+    if model_type:
+        module_name = f"transformers.models.{model_type}.modeling_{model_type}"
+        layers = layers_computing_their_own_attention(module_name)
+        if layers:
+            raise _refuse_model(f"a {model_type!r} model", layers)
     kwargs["allow_is_causal_skip"] = False
     kwargs["allow_is_bidirectional_skip"] = False
     return sdpa_mask(*args, **kwargs)
+
+
+def _guard_load(get_correct_attn_implementation):
+    """Wrap ``PreTrainedModel.get_correct_attn_implementation`` to refuse "attnlib" where it cannot run."""
+    if getattr(get_correct_attn_implementation, "_attnlib_guard", False):
+        return get_correct_attn_implementation
+
+    @functools.wraps(get_correct_attn_implementation)
+    def guarded(self, requested_attention, *args, **kwargs):
+        if requested_attention == NAME:
+            # The model's own modeling module (also for a subclass written in a notebook or script), or a
+            # remote-code module (transformers_modules.*).
+            defining = next((c for c in type(self).__mro__ if c.__module__.startswith("transformers")), type(self))
+            layers = layers_computing_their_own_attention(defining.__module__)
+            if layers:
+                raise _refuse_model(type(self).__name__, layers)
+        return get_correct_attn_implementation(self, requested_attention, *args, **kwargs)
+
+    guarded._attnlib_guard = True
+    return guarded
 
 
 def use_in_transformers() -> str:
@@ -102,7 +305,11 @@ def use_in_transformers() -> str:
     Afterwards ``AutoModel.from_pretrained(..., attn_implementation="attnlib")`` (or
     ``model.set_attn_implementation("attnlib")``) runs every attention layer of a model that uses
     transformers' ``AttentionInterface`` (BERT, Llama and most recent models) through
-    :func:`attnlib.scaled_dot_product_attention`. Calling it again changes nothing.
+    :func:`attnlib.scaled_dot_product_attention`. Loading a model whose layers compute their own
+    attention (BLOOM, MPT, Falcon, GPT-J, DeBERTa-v2, ...) with "attnlib" raises
+    :class:`UnsupportedAttentionError` instead of running without attnlib: transformers' check of the
+    requested implementation (``PreTrainedModel.get_correct_attn_implementation``) is wrapped for that,
+    and passes every other name through unchanged. Calling it again changes nothing.
 
     Returns:
         ``"attnlib"``, the name to pass as ``attn_implementation``.
@@ -113,9 +320,10 @@ def use_in_transformers() -> str:
 
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook without ipywidgets when transformers imports it
         warnings.simplefilter("ignore")
-        from transformers import AttentionInterface
+        from transformers import AttentionInterface, PreTrainedModel
         from transformers.masking_utils import AttentionMaskInterface
 
     AttentionInterface.register(NAME, attention_forward)
     AttentionMaskInterface.register(NAME, mask_function)
+    PreTrainedModel.get_correct_attn_implementation = _guard_load(PreTrainedModel.get_correct_attn_implementation)
     return NAME

@@ -12,6 +12,7 @@ from torch import nn
 
 from ._checks import (
     check_batch_first_inputs,
+    check_bool,
     check_dropout,
     check_key_mask,
     check_mask,
@@ -174,14 +175,16 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(output, weights)``: output (B, Tq, E); weights (B, H, Tq, Tk), each head's
-            attention weights (after dropout in training mode), in the inputs' dtype. A
-            query whose keys are all masked gets zero weights.
+            attention weights (after dropout in training mode), in the inputs' dtype (float16
+            and bfloat16 attention is computed in float32 and rounded at the end, as in
+            :func:`scaled_dot_product_attention`; the projections run in the inputs' dtype).
+            A query whose keys are all masked gets zero weights.
 
         Raises:
             TypeError: a non-tensor or non-floating input or mask, inputs whose dtype
                 differs from each other's or from the module's parameters', an integer
-                ``attn_mask``, a ``key_mask`` that is not bool, or a float ``attn_mask``
-                of another dtype.
+                ``attn_mask``, a ``key_mask`` that is not bool, a float ``attn_mask``
+                of another dtype, or ``is_causal`` not a bool.
             ValueError: an input that is not 3-D or has the wrong last dimension,
                 different batch sizes, key and value of different lengths, inputs or masks
                 on another device, a 3-D ``attn_mask`` or one that does not broadcast to
@@ -192,6 +195,7 @@ class MultiHeadAttention(nn.Module):
         = Concat(head_1, ..., head_h) W^O) and sec. 3.2.3 (masking).
         """
         self._check_inputs(query, key, value)
+        check_bool("is_causal", is_causal)
         (b, tq, _), tk = query.shape, key.shape[1]
         if attn_mask is not None:
             check_tensor("attn_mask", attn_mask)

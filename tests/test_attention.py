@@ -178,3 +178,22 @@ def test_dropout_zeroes_weights_and_output_is_weights_times_value():
     output, weights = scaled_dot_product_attention(query, key, value, dropout_p=0.5)
     assert (weights == 0).any()
     torch.testing.assert_close(output, weights @ value)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_is_computed_in_float32_and_rounded_once(dtype):
+    query, key, value = (x.to(dtype) for x in qkv((2,), (2,), 5, 7, 16, 8, torch.float64, seed=13))
+    mask = bool_mask((2, 5, 7), seed=14)
+    output, weights = scaled_dot_product_attention(query, key, value, attn_mask=mask)
+    assert output.dtype == weights.dtype == dtype
+    wide_output, wide_weights = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask=mask)
+    assert torch.equal(output, wide_output.to(dtype)) and torch.equal(weights, wide_weights.to(dtype))
+
+
+def test_a_string_is_causal_is_refused_not_read_as_true():
+    query, key, value = qkv((), (), 3, 3, 2, 2, torch.float32)
+    for flag in ("False", 0, None):
+        with pytest.raises(TypeError, match="^is_causal must be True or False"):
+            scaled_dot_product_attention(query, key, value, is_causal=flag)
+        with pytest.raises(TypeError):  # torch refuses them too
+            F.scaled_dot_product_attention(query, key, value, is_causal=flag)

@@ -8,11 +8,19 @@ must change this table too (and the README's common errors if the message is quo
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
 import attnlib as A
+from attnlib import hf
+
+
+def _flash_double_backward():
+    q = torch.randn(1, 3, 4, requires_grad=True)
+    (grad,) = torch.autograd.grad(A.flash_attention(q, q, q).sum(), q, create_graph=True)
+    return grad
 
 
 def make_cases():
@@ -26,6 +34,9 @@ def make_cases():
     aq = torch.randn(2, 3, 3)
     ak = torch.randn(2, 5, 4)
     av = torch.randn(2, 5, 6)
+    layer, causal_layer = nn.Module().eval(), nn.Module().eval()
+    causal_layer.is_causal = True
+    hq = torch.randn(1, 2, 3, 4)  # (B, H, T, Dh) as transformers passes them
 
     return {
         "split_heads_tensor": lambda: A.split_heads([[1.0]], 2),
@@ -103,6 +114,24 @@ def make_cases():
             torch.zeros(1, 6, 3, 4), torch.zeros(1, 2, 5, 4), torch.zeros(1, 2, 5, 4)
         ),
         "flash_block_size_q": lambda: A.flash_attention(q, k, v, block_size_q=0),
+        "sdpa_causal_type": lambda: A.scaled_dot_product_attention(q, k, v, is_causal="False"),
+        "mha_causal_type": lambda: mha(x, x, x, is_causal=0),
+        "flash_causal_type": lambda: A.flash_attention(q, k, v, is_causal="False"),
+        "flash_gqa_type": lambda: A.flash_attention(q, k, v, enable_gqa="yes"),
+        "flash_lse_type": lambda: A.flash_attention(q, k, v, return_lse="yes"),
+        "flash_block_size_bool": lambda: A.flash_attention(q, k, v, block_size_q=True),
+        "flash_block_size_numpy": lambda: A.flash_attention(q, k, v, block_size_k=np.int64(0)),
+        "flash_gqa_hint": lambda: A.flash_attention(torch.zeros(1, 6, 3, 4), torch.zeros(1, 2, 5, 4), torch.zeros(1, 2, 5, 4)),
+        "flash_gqa_multiple": lambda: A.flash_attention(
+            torch.zeros(1, 6, 3, 4), torch.zeros(1, 4, 5, 4), torch.zeros(1, 4, 5, 4), enable_gqa=True
+        ),
+        "flash_double_backward": lambda: _flash_double_backward(),
+        "hf_indices": lambda: hf.attention_forward(layer, hq, hq, hq, None, indices=torch.zeros(1)),
+        "hf_unknown": lambda: hf.attention_forward(layer, hq, hq, hq, None, alibi_slopes=torch.ones(2)),
+        "hf_position_bias_type": lambda: hf.attention_forward(layer, hq, hq, hq, None, position_bias=torch.ones(1, dtype=torch.long)),
+        "hf_softcap_type": lambda: hf.attention_forward(layer, hq, hq, hq, None, softcap=0),
+        "hf_sinks_shape": lambda: hf.attention_forward(layer, hq, hq, hq, None, s_aux=torch.ones(3)),
+        "hf_causal_without_mask": lambda: hf.attention_forward(causal_layer, hq, hq, hq, None),
         "flash_block_size_k": lambda: A.flash_attention(q, k, v, block_size_k=8.0),
         "sdpa_e0": lambda: A.scaled_dot_product_attention(q[..., :0], k[..., :0], v),
         "sdpa_width": lambda: A.scaled_dot_product_attention(q, k[..., :3], v),
@@ -267,7 +296,59 @@ MESSAGES = [
         "m was built with add_zero_attn=True (an extra all-zero key and value); unsupported",
     ),
     ("additive_positive", ValueError, "key_size must be a positive int, got 0"),
-    ("gqa_flag_type", TypeError, "enable_gqa must be True or False, got int"),
+    ("gqa_flag_type", TypeError, "enable_gqa must be True or False, got int 1"),
+    ("sdpa_causal_type", TypeError, "is_causal must be True or False, got str 'False'"),
+    ("mha_causal_type", TypeError, "is_causal must be True or False, got int 0"),
+    ("flash_causal_type", TypeError, "is_causal must be True or False, got str 'False'"),
+    ("flash_gqa_type", TypeError, "enable_gqa must be True or False, got str 'yes'"),
+    ("flash_lse_type", TypeError, "return_lse must be True or False, got str 'yes'"),
+    ("flash_block_size_bool", ValueError, "block_size_q must be a positive int, got True"),
+    ("flash_block_size_numpy", ValueError, "block_size_k must be a positive int, got np.int64(0)"),
+    (
+        "flash_gqa_hint",
+        ValueError,
+        "query has 6 heads (dim -3) and key and value have 2: pass enable_gqa=True for grouped-query attention (each key/value head shared by 3 query heads), got query (1, 6, 3, 4) and key (1, 2, 5, 4)",
+    ),
+    (
+        "flash_gqa_multiple",
+        ValueError,
+        "with enable_gqa=True the query heads Hq (dim -3) must be a multiple of the key/value heads Hkv, got query (1, 6, 3, 4) (Hq = 6) and key (1, 4, 5, 4) (Hkv = 4)",
+    ),
+    (
+        "hf_indices",
+        hf.UnsupportedAttentionError,
+        "Module passes indices= to its attention function (the top-k key indices of DeepSeek's sparse attention, which select a few keys per query); attnlib's attention does not implement it and would compute other numbers than the model's own attention: load the model with attn_implementation=\"eager\" instead",
+    ),
+    (
+        "hf_unknown",
+        hf.UnsupportedAttentionError,
+        "Module passes alibi_slopes= to its attention function (a keyword attnlib does not know); attnlib's attention does not implement it and would compute other numbers than the model's own attention: load the model with attn_implementation=\"eager\" instead",
+    ),
+    (
+        "hf_position_bias_type",
+        hf.UnsupportedAttentionError,
+        "Module passes position_bias= to its attention function (expected a float tensor added to the scores, got dtype torch.int64); attnlib's attention does not implement it and would compute other numbers than the model's own attention: load the model with attn_implementation=\"eager\" instead",
+    ),
+    (
+        "hf_softcap_type",
+        hf.UnsupportedAttentionError,
+        "Module passes softcap= to its attention function (expected a positive float, got 0); attnlib's attention does not implement it and would compute other numbers than the model's own attention: load the model with attn_implementation=\"eager\" instead",
+    ),
+    (
+        "hf_sinks_shape",
+        hf.UnsupportedAttentionError,
+        "Module passes s_aux= to its attention function (attention sinks of a shape other than (Hq,) or (B, Hq, Tq, 1)); attnlib's attention does not implement it and would compute other numbers than the model's own attention: load the model with attn_implementation=\"eager\" instead",
+    ),
+    (
+        "hf_causal_without_mask",
+        ValueError,
+        "a causal attention layer received no attention mask, so attnlib would let every token see the future; call attnlib.use_in_transformers() before loading the model, which registers the mask function too",
+    ),
+    (
+        "flash_double_backward",
+        RuntimeError,
+        "flash_attention has no double backward (create_graph=True): its gradients are computed tile by tile without a graph to differentiate; use attnlib.scaled_dot_product_attention for second derivatives",
+    ),
     (
         "gqa_ndim",
         ValueError,

@@ -304,11 +304,9 @@ def test_messages_of_the_attention_function_are_pinned():
         "a causal attention layer received no attention mask, so attnlib would let every token see the future; "
         "call attnlib.use_in_transformers() before loading the model, which registers the mask function too"
     )
-    with pytest.raises(NotImplementedError) as err:
-        hf.attention_forward(module, q, q, q, None, sliding_window=4)
-    assert str(err.value) == (
-        "attnlib's attention has no sliding_window; load this model with another attn_implementation"
-    )
+    with pytest.raises(hf.UnsupportedAttentionError) as err:  # more messages in test_hf.py
+        hf.attention_forward(module, q[:, :, :1], q, q, None, indices=torch.zeros(1, 1, 1, 2))
+    assert str(err.value).startswith("Module passes indices= to its attention function")
     out, _ = hf.attention_forward(module, q[:, :, :1], q, q, None)  # one query (decoding) may go without a mask
     assert out.shape == (1, 1, 2, 4)
 
