@@ -99,13 +99,17 @@ class MultiHeadAttention(nn.Module):
     Args:
         embed_dim: E, the width of the queries and of the output.
         num_heads: H, must divide E (Dh = E / H).
-        kdim: width of the keys (default E); vdim: width of the values (default E).
+        kdim: width of the keys (default E).
+        vdim: width of the values (default E).
         bias: give the four projections a bias.
         dropout: probability of dropping an attention weight, in training mode only.
 
     Attributes:
-        q_proj (E -> E), k_proj (kdim -> E), v_proj (vdim -> E), out_proj (E -> E), all
-        ``nn.Linear``. With kdim = vdim = E and bias there are 4 E^2 + 4 E parameters.
+        q_proj: ``nn.Linear`` from E to E (the queries' projection).
+        k_proj: ``nn.Linear`` from kdim to E (the keys' projection).
+        v_proj: ``nn.Linear`` from vdim to E (the values' projection).
+        out_proj: ``nn.Linear`` from E to E (the merged heads' projection). With
+            kdim = vdim = E and bias there are 4 E^2 + 4 E parameters.
 
     Raises:
         ValueError: ``num_heads`` does not divide ``embed_dim``, a width is not a

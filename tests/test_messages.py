@@ -3,7 +3,7 @@
 
 A learner reads these messages instead of attnlib's source, so each one is pinned here in
 full: the argument it names, what was expected and what was received. A change of wording
-must change this table too (and the README's common errors if the message is quoted there).
+must change this table too (and book/common-errors.md if the message is quoted there).
 """
 
 from __future__ import annotations
