@@ -27,7 +27,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, _fresh, _quietly, check_function, check_value, describe, report, same
+from . import Mistake, _fresh, _quietly, check_function, check_value, describe, read_value, report, same, shape_of
 
 # Exercise 1: the sizes the learner predicts shapes for.
 TQ, TK, D_K, EV = 5, 7, 16, 32
@@ -36,10 +36,9 @@ CROSS_TQ, CROSS_TK, CROSS_D_K, CROSS_EV, DECODER_WIDTH, ENCODER_WIDTH = 2, 5, 4,
 
 
 def _shape(x: Any) -> Any:
-    """A shape as a tuple of ints when it looks like one (tuple, list, torch.Size), else unchanged."""
-    if isinstance(x, (tuple, list, torch.Size)) and all(isinstance(n, int) and not isinstance(n, bool) for n in x):
-        return tuple(x)
-    return x
+    """A shape as a tuple of ints when it holds one (tuple, list, torch.Size, 1-d tensor or array), else unchanged."""
+    shape = shape_of(x)
+    return shape if shape is not None else x
 
 
 def _all_one(sums: torch.Tensor) -> bool:
@@ -65,6 +64,9 @@ def _check_shapes(name: str, answer: dict[str, Any], expected: dict[str, tuple],
         report(name, "not yet", f"Fill in every shape: {', '.join(missing)} is still None.")
         return
     for key, value in answer.items():
+        if isinstance(value, str):
+            report(name, "not yet", f"Write {key} as a tuple of numbers, e.g. (2, 3), not the string {value!r}.")
+            return
         if not (isinstance(value, tuple) and all(isinstance(n, int) for n in value)):
             report(name, "not yet", f"Write each shape as a tuple of numbers, e.g. (2, 3); {key} is {describe(value)}.")
             return
@@ -158,8 +160,8 @@ def check_weights(my_weights: Any) -> None:
     """
     q, k, _ = exercise_3_inputs()
     dots = q @ k.T
-    expected = F.softmax(dots / 2, dim=-1)
-    got = my_weights
+    expected = F.softmax(dots.double() / 2, dim=-1)
+    got = read_value(my_weights, expected)  # a NumPy array or a list of rows is read as the tensor it holds
     mistakes = []
     if isinstance(got, torch.Tensor) and got.is_floating_point():
         got_d = got.detach().double()
