@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value, report
+from . import Mistake, check_function, check_value, read_value, report
 from . import shape_of as _shape_of
 
 __all__ = [
@@ -157,10 +157,12 @@ def check_split_shape(answer: Any) -> None:
 def check_head_scale(answer: Any) -> None:
     """Exercise 2: the number each head divides its scores by, for E = 512 and H = 8.
 
-    Expected sqrt(Dh) = sqrt(64) = 8 (to 1 %). Named mistakes: sqrt(E) = 22.63 (the full width's
-    scale, the notebook's "sqrt(E) instead of sqrt(Dh)"); 64 = Dh without the square root; 512 = E;
-    sqrt(H) = 2.83; 1/8 = 0.125 (the factor the scores are multiplied by, not divided by).
+    Expected sqrt(Dh) = sqrt(64) = 8 (to 2 decimals, as the prompt asks). Named mistakes: sqrt(E) =
+    22.63 (the full width's scale, the notebook's "sqrt(E) instead of sqrt(Dh)"); 64 = Dh without the
+    square root; 512 = E; sqrt(H) = 2.83; 1/8 = 0.125 (the factor the scores are multiplied by, not
+    divided by).
     """
+    answer = read_value(answer, 8.0)  # a 0-d tensor, NumPy number or Fraction is read as its number
     shown = _num(answer)
     mistakes = [
         Mistake(f"{shown} is sqrt(E) = sqrt(512) = 22.63, the scale of one head of full width. Each head's "
@@ -176,7 +178,7 @@ def check_head_scale(answer: Any) -> None:
         Mistake(f"{shown} = 1/8 is what the scores are multiplied by. The question asks for the divisor, "
                 "sqrt(d_k).", when=_close_to(1 / 8)),
     ]
-    check_value("Exercise 2", answer, 8.0, mistakes, rtol=0.01,
+    check_value("Exercise 2", answer, 8.0, mistakes, decimals=2,
                 correct="Each head divides by sqrt(Dh) = sqrt(512 / 8) = 8, not by sqrt(E) = 22.63.")
 
 
@@ -290,6 +292,7 @@ def check_parameter_count(answer: Any) -> None:
     as Dh x Dh matrices); 1128 = 3 H (E^2 + E) + H E^2 + E (full-width heads, as in section 2).
     """
     e, h, dh = 8, 4, 2
+    answer = read_value(answer, 4 * e * e + 4 * e)  # e.g. a 0-d tensor from summing p.numel()
     mistakes = [
         Mistake(f"{answer} = 4 * {e}^2 counts the four (E, E) matrices but not their biases: "
                 f"four vectors of length E = {e} add {4 * e}.", answer=4 * e * e),

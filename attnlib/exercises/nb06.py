@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, number_in_string, read_value, report
 from . import shape_of as _shape_of
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
@@ -47,11 +47,10 @@ SCALED_QUERIES, SCALED_KEYS = 5, 7
 
 
 def _number(answer: Any) -> float | None:
-    """The answer as a float, or None when it is not a plain number (a one-element tensor is fine)."""
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return float(answer)
+    """The answer as a float, or None when it holds no single number (a 0-d tensor, NumPy number, Fraction)."""
+    value = read_value(answer, 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
     return None
 
 
@@ -123,6 +122,9 @@ def check_largest_weight(answer: Any) -> None:
     1/5 (uniform over the 5 queries instead of the 7 keys); a number below 1/7 (the 7 weights of a
     query sum to 1, so the largest is at least 1/7); a number outside [0, 1].
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 2", "not yet", hint)
+        return
     value = _number(answer)
     uniform = 1 / SCALED_KEYS
     shown = f"{value:.3g}" if value is not None else repr(answer)
@@ -252,6 +254,10 @@ def _mask_without_query_axis(scores, valid_lens):
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 
 
+def _zeroed_after_softmax(scores, valid_lens):
+    return torch.softmax(scores, dim=-1) * _key_mask(scores, valid_lens)
+
+
 def _filled_with_zero(scores, valid_lens):
     return torch.softmax(scores.masked_fill(~_key_mask(scores, valid_lens), 0.0), dim=-1)
 
@@ -288,6 +294,10 @@ def check_masked_weights(function: Any) -> None:
         Mistake("your mask has no query axis: a (B, Tk) mask against (B, Tq, Tk) scores lines up its batch axis "
                 "with the queries, so query 1 of example 0 was masked with example 1's lengths. Give it a query "
                 "axis, mask[:, None, :], shape (B, 1, Tk).", answer=_mask_without_query_axis),
+        Mistake(f"you zeroed the padded keys' weights after the softmax, so each row keeps only the real keys' share "
+                f"(query 0 of example 0 sums to {row_sums}, not 1): the softmax had already given the padding its "
+                "part. Mask the scores before the softmax, masked_fill(~mask, float('-inf')), or pass the mask to "
+                "masked_softmax.", answer=_zeroed_after_softmax),
         Mistake(f"the padded scores were set to 0, and exp(0) is not small: example 0's padded keys still take "
                 f"{padded} of query 0's weight. Fill them with float('-inf') (or let masked_softmax do it).",
                 answer=_filled_with_zero),
