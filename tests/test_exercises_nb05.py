@@ -47,7 +47,7 @@ def test_split_shape_stub(capsys):
 # --- Exercise 2: the scale of each head ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("answer", [8, 8.0, 8.02, math.sqrt(64)])
+@pytest.mark.parametrize("answer", [8, 8.0, 8.01, math.sqrt(64)])
 def test_head_scale_accepts_the_reference(capsys, answer):
     nb05.check_head_scale(answer)
     assert line(capsys).startswith("Exercise 2: correct.")

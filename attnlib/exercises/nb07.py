@@ -302,7 +302,7 @@ def _as_letters(answer: Any) -> frozenset | None:
             elif set(word.upper()) <= set(LINE_HINTS) and word.lower() not in _WORDS_OF_ABCD:
                 letters.update(word.upper())
         return frozenset(letters) or None
-    if isinstance(answer, (set, frozenset, list, tuple)) and answer and all(isinstance(c, str) for c in answer):
+    if isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(c, str) for c in answer):
         parts = [_as_letters(c) for c in answer]
         return None if any(p is None for p in parts) else frozenset().union(*parts)
     return None
