@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, Probe, check_function, check_value, number_in_string, read_value, report
 
 __all__ = ["check_cache_keys_seen", "check_expand_kv", "check_online_update", "check_weights_memory"]
 
@@ -29,6 +29,10 @@ def check_weights_memory(answer: Any) -> None:
     8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: elements instead of bytes (512); one head (256);
     float64's 8 bytes (4096); the size of Q (B, H, T, Dh=64), which is linear in T (16).
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 1", "not yet", hint)
+        return
+    answer = read_value(answer, 2048.0)  # a 0-d tensor or NumPy number is read as its number
     mistakes = [
         Mistake(f"{answer} MiB counts elements, not bytes: 8 x 8192 x 8192 = 512 Mi numbers, and a float32 "
                 "takes 4 bytes each.", answer=512.0),
@@ -78,14 +82,34 @@ def _scalars(*values: float) -> tuple[torch.Tensor, ...]:
     return tuple(torch.tensor(v, dtype=torch.float64) for v in values)
 
 
-UPDATE_INPUTS = [_scalars(1.0, 1.0, 3.0), _scalars(3.0, 1.5, 2.0), _scalars(-math.inf, 0.0, 1.0)]  # (m, s, x)
+def _divided_late(m, s, x):
+    m_new = torch.maximum(m, x)
+    return m_new, (s * torch.exp(m) + torch.exp(x)) / torch.exp(m_new)
+
+
+OVERFLOW_HINT = ("On the probe m = 100, s = 1, x = 101 in float32 your s_new is not finite: exp(101) overflows "
+                 "float32 (anything above exp(88.7) is inf) before anything divides it back. Never take exp of a raw "
+                 "score: multiply the old s by exp(m - m_new) and add exp(x - m_new), two exponents of at most 0.")
+
+
+def _overflow_hint(got: Any, expected: Any, args: tuple) -> str | None:
+    s_new = got[1] if isinstance(got, (tuple, list)) and len(got) == 2 else None
+    return OVERFLOW_HINT if isinstance(s_new, torch.Tensor) and not bool(torch.isfinite(s_new).all()) else None
+
+
+UPDATE_INPUTS = [_scalars(1.0, 1.0, 3.0), _scalars(3.0, 1.5, 2.0), _scalars(-math.inf, 0.0, 1.0),  # (m, s, x)
+                 Probe(tuple(torch.tensor(v) for v in (100.0, 1.0, 101.0)), "m = 100, s = 1, x = 101 in float32",
+                       _overflow_hint)]
 
 
 def check_online_update(function: Any) -> None:
     """Exercise 2: ``online_update(m, s, x) -> (m_new, s_new)``, one step of the online softmax.
 
     m is the running maximum, s the running sum of exp(score - m); a new score x arrives. Tried
-    on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0).
+    on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0), then on the
+    float32 probe m=100, s=1, x=101, where exp of a raw score overflows. Names: the old sum not
+    rescaled, rescaled the wrong way, exp(x) without the maximum, and exp(m), exp(x) taken before
+    dividing by exp(m_new) (inf / inf on the probe).
     """
     learner = None if function is None or function is Ellipsis else (
         function if not callable(function) else (lambda m, s, x: _as_tensors(function(m, s, x))))
@@ -111,8 +135,13 @@ def check_cache_keys_seen(answer: Any) -> None:
     """Exercise 3 (predict, then run): 5 cached tokens, 3 new queries; keys the first new query sees.
 
     It is token 5 (counting from 0), so it sees keys 0..5: 6. Names: the top-left diagonal (1),
-    no mask at all (8), the cache without the token itself (5).
+    no mask at all (8), the cache without the token itself (5). A 0-d tensor such as
+    ``causal_mask(3, 8, align="bottom_right")[0].sum()`` is read as its number.
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 3", "not yet", hint)
+        return
+    answer = read_value(answer, 6)
     mistakes = [
         Mistake(f"{answer} is what the top-left diagonal gives: it treats the first new query as token 0. "
                 "It is token 5, after the 5 cached ones: the diagonal sits bottom-right.", answer=1),

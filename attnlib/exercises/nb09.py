@@ -5,7 +5,9 @@ yet") and returns None. The hints name the classic mistakes: a mean over every p
 included, instead of the real tokens; the weight a token gives itself (the diagonal) or the next
 token instead of the previous one; the key/value cache counted without one of K and V, with the 9
 query heads instead of the 3 key/value heads, or in numbers instead of bytes; and the group size of
-grouped-query attention read the wrong way round.
+grouped-query attention read the wrong way round. None of the checkers draws from torch's global
+random generator (each has its own seeded ``torch.Generator``), so a check cell does not change a
+later random draw of the notebook.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, number_in_string, read_value, report
 
 __all__ = ["check_cache_bytes", "check_group_size", "check_mean_pool", "check_previous_token_score"]
 
@@ -27,6 +29,10 @@ LAYERS, HQ, HKV, DH, BYTES = 30, 9, 3, 64, 4
 
 def check_group_size(answer: Any) -> None:
     """Exercise 1: SmolLM2's 9 query heads share 3 key/value heads, so each key/value head serves 3."""
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 1", "not yet", hint)
+        return
+    answer = read_value(answer, 3)  # 9 // 3, 9 / 3, a 0-d tensor or a NumPy number
     mistakes = [
         Mistake("9 is the number of query heads; each of the 3 key/value heads serves 9 / 3 of them.", answer=9),
         Mistake("1 would be ordinary multi-head attention (one key/value head per query head); SmolLM2 has 3 "
@@ -47,8 +53,8 @@ def _mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tens
 
 
 def _mean_pool_inputs() -> list[tuple]:
-    torch.manual_seed(9)
-    hidden = torch.randn(3, 5, 4)  # (B, T, E)
+    g = torch.Generator().manual_seed(9)  # a private generator: the notebook's own draws stay as they were
+    hidden = torch.randn(3, 5, 4, generator=g)  # (B, T, E)
     mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])  # Hugging Face's 1 = real
     return [(hidden, mask), (hidden[:2, :3], torch.ones(2, 3, dtype=torch.long))]
 
@@ -57,7 +63,8 @@ def check_mean_pool(function: Any) -> None:
     """Exercise 2: ``mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)``, the real tokens' mean."""
     mistakes = [
         Mistake("Your mean includes the padded positions: hidden.mean(dim=1) divides by T. Multiply by the "
-                "mask first and divide by the number of real tokens, attention_mask.sum(dim=1).",
+                "mask first, sum over the tokens and divide by the number of real tokens, "
+                "attention_mask.sum(dim=1, keepdim=True), shape (B, 1), so that it divides every feature.",
                 answer=lambda hidden, mask: hidden.mean(dim=1)),
         Mistake("You zeroed the padding but still divided by T: divide by the number of real tokens per sentence, "
                 "attention_mask.sum(dim=1, keepdim=True).",
@@ -77,8 +84,8 @@ def _previous_token_score(weights: torch.Tensor) -> torch.Tensor:
 
 
 def _weights_inputs() -> list[tuple]:
-    torch.manual_seed(10)
-    weights = torch.randn(4, 6, 6).softmax(dim=-1)  # (H, Tq, Tk)
+    g = torch.Generator().manual_seed(10)  # a private generator: the notebook's own draws stay as they were
+    weights = torch.randn(4, 6, 6, generator=g).softmax(dim=-1)  # (H, Tq, Tk)
     return [(weights,), (weights[:2, :3, :3],)]
 
 
@@ -88,7 +95,10 @@ def check_previous_token_score(function: Any) -> None:
         Mistake("You averaged the diagonal, the weight each token gives itself: the previous token is one column "
                 "to the left, weights.diagonal(offset=-1, dim1=-2, dim2=-1).",
                 answer=lambda w: w.diagonal(dim1=-2, dim2=-1).mean(dim=-1)),
-        Mistake("offset=+1 is the next token (one column to the right); the previous token is offset=-1.",
+        Mistake("You averaged the weight each query gives the NEXT token, weights[h, i, i + 1]: either offset=+1 "
+                "with dim1=-2, dim2=-1, or offset=-1 with the dims swapped (dim1=-1, dim2=-2), which counts the "
+                "offset from the keys' side. With dim1=-2 (queries) and dim2=-1 (keys), the previous token is "
+                "offset=-1: weights.diagonal(offset=-1, dim1=-2, dim2=-1).",
                 answer=lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
         Mistake("You divided by T, counting query 0 (which has no previous token): average over the T - 1 "
                 "entries of the diagonal.",
@@ -103,7 +113,11 @@ def check_previous_token_score(function: Any) -> None:
 
 def check_cache_bytes(answer: Any) -> None:
     """Exercise 4: bytes of SmolLM2's float32 key/value cache per token: 2 * 30 * 3 * 64 * 4 = 46080."""
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 4", "not yet", hint)
+        return
     expected = 2 * LAYERS * HKV * DH * BYTES
+    answer = read_value(answer, expected)
     mistakes = [
         Mistake(f"{answer} counts only the keys (or only the values): the cache holds both, so twice as much.",
                 answer=LAYERS * HKV * DH * BYTES),
