@@ -275,6 +275,8 @@ def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dty
     if not isinstance(expected, torch.Tensor):
         expected = _scalar(expected)
     got = read_value(got, expected)
+    if not isinstance(got, torch.Tensor):
+        got = _scalar(got)
     if isinstance(expected, torch.Size):
         expected = tuple(expected)
     if isinstance(expected, torch.Tensor) or isinstance(got, torch.Tensor):
