@@ -49,4 +49,4 @@ def wrong(checker: str, label: str, answer: Callable[[], Any], mentions: tuple[s
     return Answer(checker, answer, False, label, hint_mentions=tuple(mentions), star=star, note=note)
 
 
-MODULES = ("nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07")
+MODULES = ("nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07", "nb08", "nb09")
