@@ -18,7 +18,10 @@ How an entry is called (``tests/test_exercise_corpus.py``)::
 ``checker`` is ``"nbNN.check_name"``, the call the check cell makes, resolved in
 ``attnlib.exercises``. A right answer must print one line containing ": correct"; a wrong one one
 line containing ": not yet", and, when ``hint_mentions`` is given, at least one of those words
-(case-insensitive): the hint must name the mistake.
+(case-insensitive): the hint must name the mistake. ``hint_mentions`` is given for the classic
+mistakes (those the notebook's text or prompt names, or the one an exercise is about, and a string
+where a number is asked); for a less common mistake a hint that shows the first difference is
+enough, and the test only asserts that it is not "expected X, got X".
 """
 
 from __future__ import annotations

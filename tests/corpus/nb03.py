@@ -90,7 +90,7 @@ ANSWERS = [
     wrong(EX1, "squared", lambda: 64, ("d_k", "add", "sum", "8")),
     wrong(EX1, "square-root", lambda: math.sqrt(8), ("variance", "standard deviation", "sqrt", "add")),
     wrong(EX1, "one", lambda: 1, ("d_k", "add", "sum", "8")),
-    wrong(EX1, "patterns", lambda: 256, ("pattern", "2**8", "2 ** 8", "d_k")),
+    wrong(EX1, "patterns", lambda: 256),
     wrong(EX1, "string", lambda: "8", ("number", "string", "quote")),
     # Exercise 2
     right(EX2, "expression", lambda: 4.09 / 6),
@@ -102,7 +102,7 @@ ANSWERS = [
     wrong(EX2, "divided-by-sqrt6", lambda: 4.09 / math.sqrt(6), ("square", "c**2", "c²", "6", "variance")),
     wrong(EX2, "unchanged", lambda: 4.09, ("divide", "6")),
     wrong(EX2, "divided-by-36", lambda: 4.09 / 36, ("6", "sqrt", "square")),
-    wrong(EX2, "multiplied", lambda: 4.09 * 6, ("divide", "smaller")),
+    wrong(EX2, "multiplied", lambda: 4.09 * 6),
     wrong(EX2, "string", lambda: "0.68", ("number", "string", "quote")),
     # Exercise 3
     right(EX3, "reference", lambda: 0.95),

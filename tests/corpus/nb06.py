@@ -187,7 +187,7 @@ ANSWERS = [
     wrong(EX3, "tanh-each-side", lambda: ps_tanh_each, ("tanh", "sum", "inside")),
     wrong(EX3, "no-w_v", lambda: ps_no_w_v, ("w_v",)),
     wrong(EX3, "w_v-inside-tanh", lambda: ps_w_v_inside, ("tanh", "w_v", "after")),
-    wrong(EX3, "weights-swapped", lambda: ps_weights_swapped, ("W_q", "W_k", "swap")),
+    wrong(EX3, "weights-swapped", lambda: ps_weights_swapped),
     wrong(EX3, "softmaxed", lambda: ps_softmaxed, ("softmax", "before", "score")),
     # Exercise 4
     right(EX4, "masked-fill", lambda: mw_masked_fill),

@@ -197,7 +197,7 @@ ANSWERS = [
     wrong(EX1, "new-vectors", lambda: "new", ("permut", "same", "position", "order")),
     wrong(EX1, "rotated", lambda: [1, 2, 0], ("word", "man", "dog", "row")),
     wrong(EX1, "one-index", lambda: [3, 2, 1], ("0", "index", "row")),
-    wrong(EX1, "set", lambda: {0, 1, 2}, ("list", "order")),
+    wrong(EX1, "set", lambda: {0, 1, 2}),
     wrong(EX1, "string", lambda: "[2, 1, 0]", ("list", "string", "quote")),
     # Exercise 2
     right(EX2, "stack-interleave", lambda: sin_stack),
