@@ -50,8 +50,8 @@ def aw_exp_sum(scores):
     return e / e.sum(dim=-1, keepdim=True)
 
 
-def aw_float32(scores):
-    return torch.softmax(scores, dim=-1, dtype=torch.float32)
+def aw_float32(scores):  # at least float32: float16 scores give float32 weights
+    return torch.softmax(scores, dim=-1, dtype=torch.promote_types(scores.dtype, torch.float32))
 
 
 def aw_dim_minus2(scores):
@@ -110,8 +110,8 @@ def sm_div_unsqueeze(x):
     return torch.div(e, e.sum(-1).unsqueeze(-1))
 
 
-def sm_float32_result(x):  # computed and returned in float32, whatever the input's dtype
-    x32 = x.float()
+def sm_float32_result(x):  # computed and returned in float32 at least (float16 input: a float32 result)
+    x32 = x.to(torch.promote_types(x.dtype, torch.float32))
     e = torch.exp(x32 - x32.amax(dim=-1, keepdim=True))
     return e / e.sum(dim=-1, keepdim=True)
 
