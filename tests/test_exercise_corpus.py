@@ -36,7 +36,10 @@ def same_on_both_sides(line):
 
 def _checker(dotted):
     module, name = dotted.split(".")
-    return getattr(importlib.import_module(f"attnlib.exercises.{module}"), name)
+    checker = getattr(importlib.import_module(f"attnlib.exercises.{module}"), name, None)
+    if checker is None:
+        pytest.fail(f"attnlib.exercises has no {dotted}: if the exercise was replaced, update tests/corpus/{module}.py")
+    return checker
 
 
 def _run(entry, capsys):
