@@ -26,6 +26,7 @@ cells) a checker that would print "not yet ..." or "not attempted yet" raises
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import decimal
@@ -218,10 +219,24 @@ def _as_sequence(answer: Any, kind: type) -> Any:
 
 
 def number_in_string(answer: Any) -> str | None:
-    """The hint for an answer written as a string that holds a number ("0.68", "1/7"); None otherwise."""
+    """The hint for an answer written as a string that holds a number ("0.68", "1/7"), a tuple or a list
+    ("(3, 1, 3, 3)", "[2, 1, 0]"), or for a tuple or list of such strings (("0.5", "0.5")); None otherwise."""
+    if isinstance(answer, (tuple, list)) and answer and all(isinstance(a, str) for a in answer) \
+            and all(number_in_string(a) is not None for a in answer):
+        return (f"You wrote strings, {answer!r}: write the numbers themselves, without quotes "
+                f"({', '.join(a.strip() for a in answer)}).")
     if not isinstance(answer, str):
         return None
     text = answer.strip()
+    if text[:1] in "([" and text[-1:] in ")]":
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+        if isinstance(value, (tuple, list)) and all(_is_number(v) for v in value):
+            kind = "tuple" if isinstance(value, tuple) else "list"
+            return f"You wrote the string {answer!r}: write the {kind} itself, {text}, without quotes."
+        return None
     try:
         value = float(fractions.Fraction(text.replace(" ", "")))
     except (ValueError, ZeroDivisionError):
