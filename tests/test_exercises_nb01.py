@@ -161,7 +161,8 @@ def test_attention_correct_and_stub(capsys):
     (attention_with(scale=lambda q, v: 1.0), "Your scores were not scaled"),
     (attention_with(softmax=False), "not 1: apply softmax"),
     (attention_with(transpose=lambda k: k.T), "key.transpose(-2, -1), instead of key.T"),
-    (lambda q, k, v: (torch.zeros(3, 9), torch.full((3, 5), 0.2)), "in your output: at index (0, 0) expected -0.5371, got 0.0"),
+    (lambda q, k, v: (torch.zeros(3, 9), torch.full((3, 5), 0.2)),
+     "in your output: at index (0, 0) expected -0.5371, got 0.0"),
 ])
 def test_attention_mistakes(capsys, wrong, hint):
     nb01.check_attention(wrong)

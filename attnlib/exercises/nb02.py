@@ -338,7 +338,18 @@ def check_temperature_softmax(function: Any) -> None:
         if same(got, torch.softmax(scores, dim=-1)):
             return (f"your weights are the same at tau = {tau} as at tau = 1 (largest {top:.4f}, expected {want:.4f}): "
                     "tau is not used. Divide the scores by it before the softmax.")
-        return wrong_axis_hint(got)
+        axis = wrong_axis_hint(got)
+        if axis is not None:
+            return axis
+        sums = got.double().sum(dim=-1).flatten()
+        if bool(torch.isfinite(sums).all()) and not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+            if same(got, torch.softmax(scores, dim=-1) ** (1 / tau)):
+                how = "you raised the weights to the power 1 / tau after the softmax, and that does not keep the sum"
+            else:
+                how = "something after the softmax changed the weights without normalising them again"
+            return (f"at tau = {tau} your first row sums to {sums[0].item():.4g}, not 1: {how}. softmax(scores / tau) "
+                    "is that sharpening done right: e^(s / tau) normalised over the keys.")
+        return None
 
     check_function_diagnosed("Exercise 5", function, _temperature_inputs(), _softmax_tau, diagnose,
                              correct="Below 1 sharper, above 1 flatter, the order of the keys unchanged.")

@@ -259,6 +259,13 @@ def _diagnose_softmax(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
         return (f"Your rows for queries {queries}, which have no key they may attend to, put {1 / tk:.4g} = 1/Tk "
                 "on every key, padding and future included: a finite fill such as -1e9 or finfo.min makes "
                 f"them uniform. Fill with float('-inf'), then zero those rows: {GUARD}.")
+    after = torch.softmax(scores.float(), dim=-1) * mask
+    if same(got, after, atol=1e-3, rtol=1e-3):
+        sums = [round(float(x), 2) for x in got[~empty].sum(dim=-1).flatten()[:4]]
+        return (f"Your weights are 0 on the masked keys, but your rows with an allowed key sum to {sums}, not 1: you "
+                "masked after the softmax, so the allowed keys keep only their share of a softmax that counted the "
+                "masked ones too. Mask the scores before it, scores.masked_fill(~mask, float('-inf')), so that the "
+                f"softmax renormalises over the allowed keys; then zero the empty rows: {GUARD}.")
     flipped = _safe_reference(scores, ~mask).float()
     if same(got, flipped, atol=1e-3, rtol=1e-3):
         blocked = (~mask.expand(scores.shape)) & (got > 0)

@@ -173,6 +173,16 @@ def _no_tanh(queries, keys, W_q, W_k, w_v):
     return (q.unsqueeze(2) + k.unsqueeze(1)) @ w_v
 
 
+def _tanh_each_side(queries, keys, W_q, W_k, w_v):
+    q, k = _project(queries, keys, W_q, W_k)
+    return (torch.tanh(q).unsqueeze(2) + torch.tanh(k).unsqueeze(1)) @ w_v
+
+
+def _features_summed(queries, keys, W_q, W_k, w_v):
+    q, k = _project(queries, keys, W_q, W_k)
+    return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)).sum(dim=-1)
+
+
 def _softmax_of_scores(queries, keys, W_q, W_k, w_v):
     return torch.softmax(_reference_pair_scores(queries, keys, W_q, W_k, w_v), dim=-1)
 
@@ -212,6 +222,11 @@ def check_pair_scores(function: Any) -> None:
         Mistake(f"tanh came after w_v: all your scores lie within +-{spread}, squashed one by one. The formula "
                 "squashes the h hidden units first and then weighs them: w_v . tanh(W_q q + W_k k).",
                 answer=_tanh_after_w_v),
+        Mistake("you applied tanh to each side on its own and added the results: the sum goes inside the tanh, "
+                "w_v . tanh(W_q q + W_k k), so that the query and the key interact before the squashing.",
+                answer=_tanh_each_side),
+        Mistake("you summed the h hidden units of each pair: w_v weighs them, each with its own weight, "
+                "features @ w_v (a plain sum is w_v full of ones).", answer=_features_summed),
         Mistake("no tanh: without it the query's term w_v . W_q q is the same along its whole row, and the "
                 "softmax ignores it. Apply torch.tanh to the (B, Tq, Tk, h) sum before w_v.", answer=_no_tanh),
         Mistake(f"your output has shape {shape}: these are the (B, Tq, Tk, h) tanh features. Finish with w_v, "
@@ -294,10 +309,10 @@ def check_masked_weights(function: Any) -> None:
         Mistake("your mask has no query axis: a (B, Tk) mask against (B, Tq, Tk) scores lines up its batch axis "
                 "with the queries, so query 1 of example 0 was masked with example 1's lengths. Give it a query "
                 "axis, mask[:, None, :], shape (B, 1, Tk).", answer=_mask_without_query_axis),
-        Mistake(f"you zeroed the padded keys' weights after the softmax, so each row keeps only the real keys' share "
-                f"(query 0 of example 0 sums to {row_sums}, not 1): the softmax had already given the padding its "
-                "part. Mask the scores before the softmax, masked_fill(~mask, float('-inf')), or pass the mask to "
-                "masked_softmax.", answer=_zeroed_after_softmax),
+        Mistake(f"you zeroed the padded keys' weights after the softmax without renormalising, so each row keeps "
+                f"only the real keys' share (query 0 of example 0 sums to {row_sums}, not 1): the softmax had already "
+                "given the padding its part. Mask the scores before the softmax, masked_fill(~mask, float('-inf')), "
+                "or pass the mask to masked_softmax.", answer=_zeroed_after_softmax),
         Mistake(f"the padded scores were set to 0, and exp(0) is not small: example 0's padded keys still take "
                 f"{padded} of query 0's weight. Fill them with float('-inf') (or let masked_softmax do it).",
                 answer=_filled_with_zero),
