@@ -114,7 +114,7 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_heads: int, *
     """Multi-head attention without projections, with one of the classic mistakes switched on."""
     e = q.shape[-1]
     qh, kh, vh = (split(p, num_heads) for p in (q, k, v))  # (B, T, E) -> (B, H, T, Dh)
-    d_k = e if scale_width == "E" else e // num_heads
+    d_k = {"E": e, "Dh": e // num_heads, "none": 1}[scale_width]
     weights = (qh @ kh.transpose(-2, -1) / math.sqrt(d_k)).softmax(dim=softmax_dim)  # (B, H, Tq, Tk)
     return merge(weights @ vh)  # (B, H, Tq, Dh) -> (B, Tq, E)
 
@@ -195,6 +195,14 @@ def _tokens_in_row(out: torch.Tensor) -> list[list[int]]:
     return [sorted({int(v) // 10 for v in out[0, t].tolist()}) for t in range(out.shape[1])]
 
 
+def _own_token_other_order(got: Any) -> bool:
+    """For a merge of labelled heads: every row holds only its own token's values (tens digit), in a wrong order."""
+    if not isinstance(got, torch.Tensor) or got.dim() != 3:
+        return False
+    tokens = torch.arange(got.shape[1]).view(1, -1, 1)
+    return bool((torch.div(got, 10, rounding_mode="floor") == tokens).all())
+
+
 def check_merge_heads(function: Any) -> None:
     """Exercise 4: ``my_merge_heads(x)``, (B, H, T, Dh) -> (B, T, E), ending in ``.view``.
 
@@ -218,6 +226,10 @@ def check_merge_heads(function: Any) -> None:
         Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, E), so each row mixes tokens" + rows
                 + ". Move the heads back behind the tokens first: x.transpose(1, 2), then "
                 ".contiguous().view(B, T, E).", answer=_merge_without_transpose),
+        Mistake("Each of your rows holds its own token's features, but in another order: the merge must put head 0's "
+                "Dh features first, then head 1's, side by side. Transpose to (B, T, H, Dh) with x.transpose(1, 2) "
+                "and merge the last two axes; a permute that puts Dh before H interleaves the heads.",
+                when=_own_token_other_order),
         Mistake("Your result has 4 axes, (B, T, H, Dh): the transpose is right, now merge the last two "
                 "axes into E = H * Dh with .contiguous().view(B, T, H * Dh).",
                 when=lambda got: isinstance(got, torch.Tensor) and got.dim() == 4),
@@ -271,6 +283,11 @@ def check_multi_head_attention(function: Any) -> None:
         Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose), so the heads hold the wrong "
                 "features. Reshape to (B, T, H, Dh) first, then .transpose(1, 2).",
                 answer=lambda q, k, v, h: _attend(q, k, v, h, split=_split_without_transpose)),
+        Mistake("Your heads are not scaled: each head's scores must be divided by sqrt(d_k) = sqrt(Dh) = sqrt(4) = 2, "
+                "the width of one head's queries.", answer=lambda q, k, v, h: _attend(q, k, v, h, scale_width="none")),
+        Mistake("Your function ignores num_heads: it computes one head of width E = 12. Split q, k and v into H = 3 "
+                "heads of Dh = E / H = 4 features, (B, T, E) -> (B, H, T, Dh), attend in every head, then merge.",
+                answer=lambda q, k, v, h: _attend(q, k, v, 1)),
         Mistake("Your softmax ran over the queries (dim=-2): each key's weights sum to 1 instead of each "
                 "query's. Use softmax(dim=-1), the keys' axis of (B, H, Tq, Tk).",
                 answer=lambda q, k, v, h: _attend(q, k, v, h, softmax_dim=-2)),

@@ -238,6 +238,12 @@ def _swapped(x, positions):
     return _rotate(x.double(), _rope_angle(x, positions), swap=True)
 
 
+def _halves_swapped(x, positions):
+    rotated = _reference_rope(x, positions)
+    D = x.shape[-1]
+    return torch.cat([rotated[:, D // 2:], rotated[:, : D // 2]], dim=-1)
+
+
 def _rope_inputs() -> list[tuple]:
     g = _generator(7)
     return [(torch.randn(5, 8, generator=g), torch.tensor([3, 4, 5, 6, 7])),  # after 3 cached tokens
@@ -264,6 +270,8 @@ def check_rope_rotate_half(function: Any) -> None:
         Mistake("your frequencies are 10000^(-i/D): the exponent is 2i/D (pair i, out of D/2 pairs), so the "
                 "lowest frequency is nearly 1/10000.", answer=_no_two),
         Mistake("sin and cos are swapped: the first part of each pair is a cos - b sin.", answer=_swapped),
+        Mistake("the two halves of your result are in the wrong order: torch.cat puts a cos - b sin (the new first "
+                "half) before a sin + b cos (the new second half).", answer=_halves_swapped),
     ]
     check_function("Exercise 3", function, _rope_inputs(), _reference_rope, mistakes,
                    correct="feature i turns with feature i + D/2, by positions[t] / 10000^(2i/D): "

@@ -39,6 +39,11 @@ def check_weights_memory(answer: Any) -> None:
         Mistake(f"{answer} MiB is one head's weights: every one of the H = 8 heads has its own (T, T) matrix.",
                 answer=256.0),
         Mistake(f"{answer} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=4096.0),
+        Mistake(f"{answer} is the number of bytes: a MiB is 2**20 = 1048576 bytes, so divide by 2**20.",
+                answer=8 * 8192 * 8192 * 4.0),
+        Mistake(f"{answer} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes, so divide the bytes by 2**20.",
+                answer=8 * 8192 * 8192 * 4 / 1e6),
+        Mistake(f"{answer} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=2.0),
         Mistake(f"{answer} MiB is the size of Q (B, H, T, Dh) with Dh = 64: that grows like T. The weights are "
                 "(B, H, T, T): the last axis is T, not Dh.", answer=16.0),
     ]
@@ -62,6 +67,20 @@ def _no_rescale(m, s, x):
 def _rescale_inverted(m, s, x):
     m_new = torch.maximum(m, x)
     return m_new, s * torch.exp(m_new - m) + torch.exp(x - m_new)
+
+
+def _new_term_old_max(m, s, x):
+    m_new = torch.maximum(m, x)
+    return m_new, s * torch.exp(m - m_new) + torch.exp(x - m)
+
+
+def _max_is_x(m, s, x):
+    return x, s * torch.exp(m - x) + 1.0
+
+
+def _swapped_return(m, s, x):
+    m_new, s_new = _update(m, s, x)
+    return s_new, m_new
 
 
 def _no_max(m, s, x):
@@ -123,6 +142,12 @@ def check_online_update(function: Any) -> None:
         Mistake("Your sum adds exp(x) itself: the running sum keeps exp(score - m), shifted by the running "
                 "maximum, so that no exp overflows. Subtract m_new, and rescale the old s by exp(m - m_new).",
                 answer=_no_max),
+        Mistake("Your new term is exp(x - m), shifted by the old maximum: every term of the running sum must be "
+                "shifted by the same, new maximum, so add exp(x - m_new).", answer=_new_term_old_max),
+        Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
+                "maximum stays m. Take m_new = torch.maximum(m, x).", answer=_max_is_x),
+        Mistake("You return (s_new, m_new): return them in the order (m_new, s_new), the maximum first.",
+                answer=_swapped_return),
     ]
     check_function("Exercise 2", learner, UPDATE_INPUTS, _update, mistakes,
                    correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).")

@@ -59,6 +59,16 @@ def _mean_pool_inputs() -> list[tuple]:
     return [(hidden, mask), (hidden[:2, :3], torch.ones(2, 3, dtype=torch.long))]
 
 
+def _is_padding_mean(got: Any) -> bool:
+    """True when ``got`` is, on the first input, the mean of each sentence's padding (a sentence without any: 0)."""
+    hidden, mask = _mean_pool_inputs()[0]
+    pad = (1 - mask)[..., None].to(hidden.dtype)
+    means = (hidden * pad).sum(dim=1) / pad.sum(dim=1).clamp_min(1)
+    with_pad = pad.sum(dim=(1, 2)) > 0
+    return (isinstance(got, torch.Tensor) and got.shape == means.shape
+            and bool(torch.allclose(got[with_pad].double(), means[with_pad].double(), atol=1e-5)))
+
+
 def check_mean_pool(function: Any) -> None:
     """Exercise 2: ``mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)``, the real tokens' mean."""
     mistakes = [
@@ -71,8 +81,28 @@ def check_mean_pool(function: Any) -> None:
                 answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1) / hidden.shape[1]),
         Mistake("You summed over the features E instead of the tokens T: pool over dim=1.",
                 answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=-1)),
+        Mistake("You divided by the number of real tokens of the whole batch, attention_mask.sum(): each sentence "
+                "is divided by its own count, attention_mask.sum(dim=1, keepdim=True), shape (B, 1).",
+                answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1) / mask.sum()),
+        Mistake("You averaged the padding: Hugging Face's attention_mask is 1 for a real token and 0 for padding, so "
+                "multiply by the mask as it is (no 1 - mask, no ~).",
+                when=lambda got: _is_padding_mean(got)),
+        Mistake("You summed the real tokens but did not divide: the mean divides each sentence's sum by its count "
+                "of real tokens, attention_mask.sum(dim=1, keepdim=True).",
+                answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1)),
     ]
-    check_function("Exercise 2", function, _mean_pool_inputs(), _mean_pool, mistakes,
+
+    def on_error(err: Exception, args: tuple) -> str | None:
+        hidden, mask = args
+        try:  # does dividing by a count without keepdim fail here too? (B, E) / (B,) only runs when B == E
+            (hidden * mask[..., None]).sum(dim=1) / mask.sum(dim=1)
+        except RuntimeError:
+            if isinstance(err, RuntimeError):
+                return (f"Your function raised RuntimeError on hidden {tuple(hidden.shape)} and a mask "
+                        f"{tuple(mask.shape)}: a (B, E) sum divided by a (B,) count broadcasts the count along E, "
+                        "not along B. Keep the count's axis: attention_mask.sum(dim=1, keepdim=True), shape (B, 1).")
+        return None
+    check_function("Exercise 2", function, _mean_pool_inputs(), _mean_pool, mistakes, on_error=on_error,
                    correct="Padding changes nothing: the sentence embedding averages its real tokens only.")
 
 
@@ -103,6 +133,9 @@ def check_previous_token_score(function: Any) -> None:
         Mistake("You divided by T, counting query 0 (which has no previous token): average over the T - 1 "
                 "entries of the diagonal.",
                 answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),
+        Mistake("You summed the T - 1 weights of the diagonal: the score is their mean, so that a perfect "
+                "previous-token head scores 1 whatever T is. Average them: .mean(dim=-1).",
+                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
     ]
     check_function("Exercise 3", function, _weights_inputs(), _previous_token_score, mistakes,
                    correct="A head scores 1 when every token puts all its weight on the token before it.")
@@ -127,6 +160,7 @@ def check_cache_bytes(answer: Any) -> None:
                 answer=2 * LAYERS * HKV * DH),
         Mistake(f"{answer} is one layer: every one of the 30 layers keeps its own keys and values.",
                 answer=2 * HKV * DH * BYTES),
+        Mistake(f"{answer} is in KiB (46080 / 1024 = 45): the question asks bytes.", answer=expected / 1024),
     ]
     check_value("Exercise 4", answer, expected, mistakes,
                 correct="2 (K and V) x 30 layers x 3 heads x 64 numbers x 4 bytes = 46080 bytes, 45 KiB per token.")
