@@ -33,6 +33,7 @@ import decimal
 import fractions
 import math
 import numbers
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ def report(name: str, verdict: str, text: str = "") -> None:
         AssertionError: in grading mode, when the verdict is not "correct" (its message is the line).
         ValueError: for an unknown verdict (a bug in a checker, never the learner's answer).
     """
+    text = re.sub(r"\s*\n\s*", " ", text).strip()  # one line, whatever a repr inside the hint spans
     if verdict == "correct":
         line = f"{name}: correct." + (f" {text}" if text else "")
     elif verdict == "not yet":
@@ -357,8 +359,12 @@ def describe(x: Any, limit: int = 120) -> str:
             return f"tensor of shape {tuple(x.shape)}: {values}"
         return f"tensor of shape {tuple(x.shape)}, dtype {_dtype_name(x.dtype)}"
     if isinstance(x, np.ndarray):
-        return f"NumPy array of shape {x.shape}" + (f": {x.round(4).tolist()}" if x.size <= 12 else "")
-    text = repr(_as_comparable(x))
+        small = x.size <= 12 and x.dtype.kind in "biuf"
+        return f"NumPy array of shape {x.shape}" + (f": {x.round(4).tolist()}" if small else "")
+    try:
+        text = repr(_as_comparable(x))
+    except Exception:  # an object whose repr fails is still described
+        text = f"a {type(x).__name__}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

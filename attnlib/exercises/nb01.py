@@ -113,7 +113,7 @@ def check_shapes(scores_shape: Any, weights_shape: Any, output_shape: Any) -> No
         ("output_shape", (TQ, TK), f"Your output_shape {o} is the weights' shape: the output is weights @ V, "
                                    f"(Tq, Tk) @ (Tk, Ev) = ({TQ}, {EV})."),
     ]
-    if w not in (None, Ellipsis) and s not in (None, Ellipsis) and w != s:  # before the 3 output rules
+    if isinstance(w, tuple) and isinstance(s, tuple) and w != s:  # before the 3 output rules
         hint = (f"Your weights_shape {w} differs from your scores_shape {s}: softmax only rescales each row, "
                 "so the weights have the scores' shape.")
         rules.insert(len(rules) - 3, ("weights_shape", w, hint))
