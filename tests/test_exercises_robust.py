@@ -58,9 +58,9 @@ def _one_line(capsys, call) -> None:
 def test_strange_answers_get_one_line(capsys, module, name, checker):
     n = _arity(checker)
     for value in STRANGE_VALUES:
-        _one_line(capsys, lambda: checker(*([value] * n)))
+        _one_line(capsys, lambda value=value: checker(*([value] * n)))
     for function in STRANGE_FUNCTIONS:
-        _one_line(capsys, lambda: checker(*([function] * n)))
+        _one_line(capsys, lambda function=function: checker(*([function] * n)))
 
 
 def test_every_notebook_has_checkers():
