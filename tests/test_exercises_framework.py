@@ -467,3 +467,20 @@ def test_the_fallback_of_a_big_tensor_shows_where_it_differs(capsys):
     x = torch.arange(15.0).reshape(3, 5)
     check_function("Exercise 2", lambda t: t.float() + (t == 7).float(), [(x,)], lambda t: t.clone())
     assert line(capsys) == "Exercise 2: not yet. On inputs (3, 5) float32, at index (1, 2) expected 7.0, got 8.0."
+
+
+def test_the_reference_runs_in_float64_and_the_learner_in_the_inputs_dtype(capsys):
+    seen = {"learner": [], "reference": []}
+
+    def learner(x):
+        seen["learner"].append(x.dtype)
+        return torch.softmax(x.float(), dim=-1)
+
+    def reference(x):
+        seen["reference"].append(x.dtype)
+        return torch.softmax(x, dim=-1)
+
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    check_function("Exercise 4", learner, [(x.half(),), (x,), (x.bfloat16(),)], reference)
+    assert line(capsys) == "Exercise 4: correct."
+    assert seen == {"learner": [torch.float16, torch.float32, torch.bfloat16], "reference": [torch.float64] * 3}
