@@ -484,3 +484,10 @@ def test_the_reference_runs_in_float64_and_the_learner_in_the_inputs_dtype(capsy
     check_function("Exercise 4", learner, [(x.half(),), (x,), (x.bfloat16(),)], reference)
     assert line(capsys) == "Exercise 4: correct."
     assert seen == {"learner": [torch.float16, torch.float32, torch.bfloat16], "reference": [torch.float64] * 3}
+
+
+def test_close_numbers_are_shown_with_enough_digits_to_differ():
+    assert first_difference(0.712149, 0.712051) == "expected 0.712051, got 0.712149"  # both 0.7121 at 4 digits
+    got, expected = torch.tensor([0.712149], dtype=torch.float64), torch.tensor([0.712051], dtype=torch.float64)
+    assert not same(got, expected)
+    assert first_difference(got, expected) == "at index 0 expected 0.712051, got 0.712149"

@@ -169,6 +169,16 @@ def _diagnose_decoder(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
     if shape != tuple(expected.shape):
         return f"Your mask has shape {shape}; expected (B, 1, Tq, Tk) = {tuple(expected.shape)}."
     keys = real[:, None, None, :]
+    if torch.equal(got, keys & real[:, None, :, None] & tril):
+        return ("You hid the padded queries' rows as well: a padding mask is a key mask, (B, 1, 1, Tk), that hides "
+                "padded columns; a padded query may keep its row (the loss mask drops its output). Use "
+                "real[:, None, None, :] & tril only.")
+    if torch.equal(got, real[:, None, :, None] & tril):
+        return ("Your padding mask runs along the queries: real[:, None, :, None] is (B, 1, Tq, 1) and hides rows. "
+                "It must hide the padded keys, the columns: real[:, None, None, :], (B, 1, 1, Tk).")
+    if torch.equal(got, keys & torch.ones(T, T).tril(-1).bool()):
+        return ("Your query i may not attend to itself: tril(-1) leaves out the diagonal. Query i sees keys 0..i, "
+                "its own included: tril() (or j <= i).")
     n_got, n_exp = int(got.sum()), int(expected.sum())
     if torch.equal(got, ~expected):
         return ("Your mask is True exactly where a query may NOT attend: that is nn.MultiheadAttention's "

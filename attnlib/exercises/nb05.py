@@ -292,7 +292,15 @@ def check_multi_head_attention(function: Any) -> None:
                 "query's. Use softmax(dim=-1), the keys' axis of (B, H, Tq, Tk).",
                 answer=lambda q, k, v, h: _attend(q, k, v, h, softmax_dim=-2)),
     ]
-    check_function(name, function, inputs, _reference_attention, mistakes,
+    def on_error(err: Exception, args: tuple) -> str | None:
+        q, k, _, _ = args
+        if q.shape[1] != k.shape[1] and isinstance(err, RuntimeError):
+            return (f"Your function raised RuntimeError on cross-attention, Tq = {q.shape[1]} queries and Tk = "
+                    f"{k.shape[1]} keys (self-attention passed): reshape k and v with their own length, "
+                    "k.shape[1] (or -1), not the queries' Tq.")
+        return None
+
+    check_function(name, function, inputs, _reference_attention, mistakes, on_error=on_error,
                    correct="Split, scale by 1/sqrt(Dh), softmax over the keys, weights @ v, merge: "
                            "all heads in one batched call.")
 
