@@ -491,3 +491,15 @@ def test_close_numbers_are_shown_with_enough_digits_to_differ():
     got, expected = torch.tensor([0.712149], dtype=torch.float64), torch.tensor([0.712051], dtype=torch.float64)
     assert not same(got, expected)
     assert first_difference(got, expected) == "at index 0 expected 0.712051, got 0.712149"
+
+
+def test_a_reference_that_cannot_take_float64_still_works(capsys):
+    weights = torch.tensor([[1.0], [2.0]])  # float32, inside the reference: float64 @ float32 raises
+
+    def reference(x):
+        return x @ weights
+
+    check_function("Exercise 1", lambda x: x @ weights, [(torch.ones(3, 2),)], reference)
+    assert line(capsys) == "Exercise 1: correct."
+    check_function("Exercise 1", lambda x: x @ weights + 1, [(torch.ones(3, 2),)], reference)
+    assert line(capsys) == "Exercise 1: not yet. On inputs (3, 2) float32, at index (0, 0) expected 3.0, got 4.0."

@@ -543,9 +543,10 @@ def check_function(
     The function is called on each tuple of ``inputs``, or each :class:`Probe` (tensors are cloned
     first, so the learner's function cannot change them for the next call; warnings it triggers are
     silenced). The reference runs on float64 copies of the floating inputs (unless
-    ``reference_in_float64=False``), and the learner's result, in the inputs' dtype or a wider one, is
-    compared at the inputs' precision: float16 and bfloat16 at torch's tolerances, float32 and float64
-    at ``atol``/``rtol``. A result narrower than its inputs (float16 out of float32 in) is not accepted.
+    ``reference_in_float64=False``, or the reference cannot take float64 inputs), and the learner's
+    result, in the inputs' dtype or a wider one, is compared at the inputs' precision: float16 and
+    bfloat16 at torch's tolerances, float32 and float64 at ``atol``/``rtol``. A result narrower than
+    its inputs (float16 out of float32 in) is not accepted.
 
     On the first input where it disagrees with the reference, each mistake is tried in order: its
     wrong implementation (``Mistake.answer``, run on the same input) or predicate (``Mistake.when``,
@@ -579,7 +580,7 @@ def check_function(
         if got is None:
             report(name, "not attempted", "(your function returns None: finish it with a return)")
             return
-        expected = reference(*(_in_float64(args) if reference_in_float64 else _fresh(args)))
+        expected = _reference_value(reference, args, reference_in_float64)
         dtype = _input_dtype(args)
         narrow = [t for t in _floating_results(got) if dtype is not None and narrower(t.dtype, dtype) != dtype]
         if narrow:
@@ -610,6 +611,17 @@ def check_function(
     report(name, "correct", correct)
 
 
+def _reference_value(reference: Callable[..., Any], args: tuple, in_float64: bool) -> Any:
+    """The reference on float64 copies of the floating inputs; on the inputs as they are if it cannot take float64
+    (a reference that mixes its inputs with float32 tensors of its own), so an older checker keeps working."""
+    if in_float64:
+        try:
+            return _quietly(reference, *_in_float64(args))
+        except Exception:
+            pass
+    return _quietly(reference, *_fresh(args))
+
+
 def _gradient_hint(function: Callable[..., Any], reference: Callable[..., Any], probe: Probe, where: str, *,
                    atol: float, rtol: float, dtype: torch.dtype | None) -> str | None:
     """None when the learner's gradients on ``probe`` match the reference's, else the hint that says where not."""
@@ -617,7 +629,10 @@ def _gradient_hint(function: Callable[..., Any], reference: Callable[..., Any], 
         got = _gradients(function, probe.args, probe.loss)
     except Exception as err:
         return f"On {where} the backward pass through your function raised {type(err).__name__}."
-    want = _gradients(reference, _in_float64(probe.args), probe.loss)
+    try:
+        want = _gradients(reference, _in_float64(probe.args), probe.loss)
+    except Exception:  # a reference that cannot take float64: its gradients in the inputs' dtype
+        want = _gradients(reference, probe.args, probe.loss)
     for g, w in zip(got, want):
         if not same(g, w, atol=atol, rtol=rtol, dtype=dtype):
             if probe.hint is not None and not callable(probe.hint):
