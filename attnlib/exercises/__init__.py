@@ -6,7 +6,8 @@ A checker prints exactly one line and never raises, so a learner notebook always
 
 - ``"<exercise>: correct. ..."`` when the answer matches the reference;
 - ``"<exercise>: not yet. <hint>"`` when it matches a known wrong answer (the hint names the
-  mistake and the fix), or a general hint that shows what was expected and what came back;
+  mistake and the fix), or a general hint that shows the first difference (the input or probe, the
+  index, the expected value and the learner's);
 - ``"<exercise>: not attempted yet"`` while the stub is untouched (its answer is ``None`` or
   ``...``, or its function returns ``None``).
 
@@ -14,6 +15,19 @@ This module holds the shared machinery, :func:`check_value` for an answer that i
 a number, a tensor, a boolean) and :func:`check_function` for an answer that is a function; each
 notebook's module builds its checkers from them. Every checker returns ``None``: it reports by
 printing, so a check cell shows one line and no ``Out[...]``.
+
+A checker judges the answer, not its spelling:
+
+- :func:`read_value` reads Python numbers, NumPy scalars and arrays, 0-d and 1-d tensors,
+  ``Fraction``, lists, tuples and ``torch.Size`` as the value they hold; a string holding a number
+  is told to write the number (:func:`number_in_string`). ``check_value(..., decimals=2)`` compares
+  a prediction at the precision its prompt asks for.
+- :func:`check_function` runs the reference on float64 copies of the inputs and compares a result in
+  the inputs' dtype, or a wider one, at the narrower dtype's tolerance (:data:`FLOAT_TOLERANCE`:
+  float16 1e-3, bfloat16 1.6e-2, torch's own).
+- A :class:`Probe` is an input chosen to separate a right implementation from a lucky one (a row
+  [0, 200], an empty mask row, a float32 overflow point), named in the hint when it catches a
+  mistake; with ``loss=`` it also checks the gradients of a backward pass.
 
 Every verdict goes through one function, :func:`report`. Inside ``with grading():`` (nbgrader's test
 cells) a checker that would print "not yet ..." or "not attempted yet" raises
