@@ -319,7 +319,8 @@ def check_temperature_softmax(function: Any) -> None:
 
     Run at tau = 0.5, 4 and 2. Names, quoting the learner's largest weight or row sums: scores
     multiplied by tau (sharper where it should be flatter), the weights divided by tau after the
-    softmax (rows sum to 1 / tau), tau ignored, and a softmax over the wrong axis.
+    softmax (rows sum to 1 / tau), tau ignored, a softmax over the wrong axis, and weights changed
+    after the softmax without normalising them again (e.g. raised to the power 1 / tau).
     """
     def diagnose(args: tuple, got: Any) -> str | None:
         scores, tau = args

@@ -209,7 +209,8 @@ def check_merge_heads(function: Any) -> None:
     Run on contiguous (B, H, T, Dh) heads of a labelled input (entry = 10 * token + feature), so that
     ``view`` straight after ``transpose`` raises. Named mistakes: the RuntimeError of ``view`` after
     ``transpose`` (hint: .contiguous() or .reshape); a merge without the transpose (the hint lists the
-    tokens each of the learner's rows holds); the transpose without the final reshape (4 axes back).
+    tokens each of the learner's rows holds); rows that hold their own token's features in another
+    order (a permute that puts Dh before H); the transpose without the final reshape (4 axes back).
     """
     name = "Exercise 4"
     inputs = _merge_inputs()
@@ -261,8 +262,9 @@ def check_multi_head_attention(function: Any) -> None:
     merge back to (B, Tq, E). Run on self-attention (T = 4) and cross-attention (Tq = 3, Tk = 5)
     inputs with E = 12 and H = 3. Named mistakes: scaling by sqrt(E) instead of sqrt(Dh); splitting
     with a reshape straight to (B, H, T, Dh) (no transpose: heads get other tokens' features);
-    merging without the transpose back; softmax over the queries (dim=-2); and the RuntimeError of
-    ``view`` after ``transpose``.
+    merging without the transpose back; no scaling; num_heads ignored (one head of width E); softmax
+    over the queries (dim=-2); keys and values reshaped with Tq (fails on cross-attention); and the
+    RuntimeError of ``view`` after ``transpose``.
     """
     name = "Exercise 5"
     inputs = _attention_inputs()

@@ -205,7 +205,8 @@ def check_pair_scores(function: Any) -> None:
     (no unsqueeze: a (B, T) result, query i with key i only); the new axes swapped (the transpose,
     (B, Tk, Tq)); tanh applied after w_v; no tanh; the (B, Tq, Tk, h) features returned without w_v;
     a trailing axis of 1 (w_v used as an (h, 1) matrix, not squeezed); softmax weights returned
-    instead of scores. The hints quote the shape or values of the learner's output.
+    instead of scores; tanh applied to each side before the sum; the h features summed instead of
+    weighted by w_v. The hints quote the shape or values of the learner's output.
     """
     inputs = _pair_score_inputs()
     got = _first_output(function, inputs)
@@ -289,8 +290,9 @@ def check_masked_weights(function: Any) -> None:
 
     Names: no mask (padded keys get weight); a mask of the wrong polarity (weight on the padding, none
     on the real keys); ``j <= valid_len`` (one key too many); a (B, Tk) mask without its query axis
-    (it lines up with the queries when B = Tq); padded scores filled with 0 instead of -inf; a softmax
-    over another axis than the keys (rows that do not sum to 1). The hints quote the learner's weights
+    (it lines up with the queries when B = Tq); the weights zeroed after the softmax without
+    renormalising; padded scores filled with 0 instead of -inf; a softmax over another axis than the
+    keys (rows that do not sum to 1). The hints quote the learner's weights
     on the first input: scores (2, 2, 4), valid lengths 2 and 4.
     """
     inputs = _masked_weights_inputs()

@@ -160,7 +160,8 @@ def check_sinusoidal(function: Any) -> None:
     Run on (T, E) = (6, 4), (10, 8), (3, 6). Names: the colleague's function unchanged (both of the
     next two mistakes); sin and cos swapped; the exponent 2j/E with j the
     feature index instead of the pair index i = j // 2 (and j/E, right only at even features); all
-    sines first, then all cosines (a layout some libraries use, not the paper's); positions counted
+    sines first, then all cosines (a layout some libraries use, not the paper's); the exponent i/E
+    with the pair index (no 2); 2 * i // E (floor division: every exponent 0); positions counted
     from 1; t multiplied by 10000^(2i/E) instead of divided; the table transposed (E, T).
     """
     mistakes = [
@@ -257,7 +258,7 @@ def check_rope_rotate_half(function: Any) -> None:
     Run first on x (5, 8) at positions 3..7 (tokens after a cache of 3), then (4, 4) at 0..3 and (3, 2)
     at [0, 5, 2]. Names: the interleaved pairing (2i, 2i + 1) of the paper; the rotation the wrong
     way (the sign of sin flipped); ``arange(T)`` instead of the given positions; the exponent i/D
-    without its 2; sin and cos swapped.
+    without its 2; sin and cos swapped; the two halves of the result in the wrong order.
     """
     mistakes = [
         Mistake("you paired features (2i, 2i + 1): that is the paper's interleaved pairing. Rotate-half (GPT-NeoX, "

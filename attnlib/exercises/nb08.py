@@ -26,8 +26,9 @@ __all__ = ["check_cache_keys_seen", "check_expand_kv", "check_online_update", "c
 def check_weights_memory(answer: Any) -> None:
     """Exercise 1 (predict, then run): MiB of the float32 (B, H, T, T) weights at B=1, H=8, T=8192.
 
-    8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: elements instead of bytes (512); one head (256);
-    float64's 8 bytes (4096); the size of Q (B, H, T, Dh=64), which is linear in T (16).
+    8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: the bytes themselves; MB of 10^6 bytes (2147.5);
+    GiB (2); elements instead of bytes (512); one head (256); float64's 8 bytes (4096); the size of
+    Q (B, H, T, Dh=64), which is linear in T (16). A 0-d tensor or NumPy number is read as its value.
     """
     if (hint := number_in_string(answer)) is not None:
         report("Exercise 1", "not yet", hint)
@@ -127,8 +128,9 @@ def check_online_update(function: Any) -> None:
     m is the running maximum, s the running sum of exp(score - m); a new score x arrives. Tried
     on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0), then on the
     float32 probe m=100, s=1, x=101, where exp of a raw score overflows. Names: the old sum not
-    rescaled, rescaled the wrong way, exp(x) without the maximum, and exp(m), exp(x) taken before
-    dividing by exp(m_new) (inf / inf on the probe).
+    rescaled, rescaled the wrong way, exp(x) without the maximum, exp(x - m) with the old maximum,
+    x taken as the new maximum, (s_new, m_new) returned in the wrong order, and exp(m), exp(x)
+    taken before dividing by exp(m_new) (inf / inf on the probe).
     """
     learner = None if function is None or function is Ellipsis else (
         function if not callable(function) else (lambda m, s, x: _as_tensors(function(m, s, x))))

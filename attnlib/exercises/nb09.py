@@ -70,7 +70,12 @@ def _is_padding_mean(got: Any) -> bool:
 
 
 def check_mean_pool(function: Any) -> None:
-    """Exercise 2: ``mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)``, the real tokens' mean."""
+    """Exercise 2: ``mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)``, the real tokens' mean.
+
+    Names: the padding averaged in (hidden.mean(dim=1)); the padding zeroed but the sum divided by T;
+    a sum over the features; a division by the batch's total count; the padding's own mean (the mask
+    inverted); a sum without the division; a (B,) count without keepdim (raises unless B = E).
+    """
     mistakes = [
         Mistake("Your mean includes the padded positions: hidden.mean(dim=1) divides by T. Multiply by the "
                 "mask first, sum over the tokens and divide by the number of real tokens, "
@@ -120,7 +125,11 @@ def _weights_inputs() -> list[tuple]:
 
 
 def check_previous_token_score(function: Any) -> None:
-    """Exercise 3: ``previous_token_score(weights (H, T, T)) -> (H,)``: mean of weights[h, i, i - 1] over i >= 1."""
+    """Exercise 3: ``previous_token_score(weights (H, T, T)) -> (H,)``: mean of weights[h, i, i - 1] over i >= 1.
+
+    Names: the main diagonal; the next token (offset=+1, or offset=-1 with dim1 and dim2 swapped);
+    the sum divided by T; the sum without the mean.
+    """
     mistakes = [
         Mistake("You averaged the diagonal, the weight each token gives itself: the previous token is one column "
                 "to the left, weights.diagonal(offset=-1, dim1=-2, dim2=-1).",
@@ -145,7 +154,10 @@ def check_previous_token_score(function: Any) -> None:
 
 
 def check_cache_bytes(answer: Any) -> None:
-    """Exercise 4: bytes of SmolLM2's float32 key/value cache per token: 2 * 30 * 3 * 64 * 4 = 46080."""
+    """Exercise 4: bytes of SmolLM2's float32 key/value cache per token: 2 * 30 * 3 * 64 * 4 = 46080.
+
+    Names: keys only; the 9 query heads; numbers instead of bytes; one layer; KiB instead of bytes.
+    """
     if (hint := number_in_string(answer)) is not None:
         report("Exercise 4", "not yet", hint)
         return
