@@ -381,17 +381,17 @@ def describe(x: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _number_text(v: Any) -> str:
-    """A number as a hint quotes it: 4 significant digits, a float always with its point (1.0, not 1)."""
+def _number_text(v: Any, digits: int = 4) -> str:
+    """A number as a hint quotes it: ``digits`` significant digits, a float always with its point (1.0, not 1)."""
     if not isinstance(v, float):
         return str(v)
-    text = f"{v:.4g}"
+    text = f"{v:.{digits}g}"
     return text + ".0" if text.lstrip("-").isdigit() else text
 
 
-def _two_numbers(expected: Any, got: Any) -> str:
+def _two_numbers(expected: Any, got: Any, digits: int = 4) -> str:
     """ "expected X, got Y" with enough digits that X and Y never read the same."""
-    want, have = _number_text(expected), _number_text(got)
+    want, have = _number_text(expected, digits), _number_text(got, digits)
     if want == have:
         want, have = repr(expected), repr(got)
     return f"expected {want}, got {have}"
@@ -434,7 +434,7 @@ def first_difference(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float
     if isinstance(expected, torch.Tensor):
         return f"expected a tensor of shape {tuple(expected.shape)}, got {describe(got)}"
     if _is_number(_scalar(expected)) and _is_number(_scalar(read)):
-        return _two_numbers(_scalar(expected), _scalar(read))
+        return _two_numbers(_scalar(expected), _scalar(read), digits=6)  # a predicted number: 6 digits
     want, have = describe(expected), describe(got)
     if want == have:
         have = f"{have} ({type(got).__name__}, expected {type(expected).__name__})"
