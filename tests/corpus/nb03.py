@@ -1,7 +1,7 @@
 """Notebook 03 (why divide by sqrt(d_k)): learner answers to its five exercises.
 
-Exercise 4 (the divisor of a head, E = 512, H = 8) is the one issue 21 asks to move out of 03;
-its entries stay here as long as ``nb03.check_head_divisor`` exists.
+Exercise 4 is the variance of the scaled scores at d_k = 64 when the queries' entries have variance 4
+and the keys' variance 1: 4 * 1 * 64 / 64 = 4 (the scale removes the growth, not the level).
 """
 
 import math
@@ -13,12 +13,12 @@ import torch
 from . import right, wrong
 
 EXERCISES = {"check_variance_prediction": 1, "check_iiith_scaled": 2, "check_top_weight_prediction": 3,
-             "check_head_divisor": 4, "check_scaled_scores": 5}
+             "check_scaled_variance": 4, "check_scaled_scores": 5}
 
 EX1 = "nb03.check_variance_prediction"  # Var(q . k) at d_k = 8 with +-1 entries: 8
 EX2 = "nb03.check_iiith_scaled"  # 4.09 / 6 = 0.68
 EX3 = "nb03.check_top_weight_prediction"  # the notebook measures 0.958; within 0.06 counts
-EX4 = "nb03.check_head_divisor"  # sqrt(512 / 8) = 8
+EX4 = "nb03.check_scaled_variance"  # Var(q . k / sqrt(64)) with Var(q_i) = 4, Var(k_i) = 1: 4
 EX5 = "nb03.check_scaled_scores"
 
 
@@ -117,16 +117,27 @@ ANSWERS = [
     wrong(EX3, "too-low", lambda: 0.85),
     wrong(EX3, "string", lambda: "0.95", ("number", "string", "quote")),
     # Exercise 4
-    right(EX4, "reference", lambda: math.sqrt(512 / 8)),
-    right(EX4, "int", lambda: 8),
-    right(EX4, "numpy-sqrt", lambda: np.sqrt(64)),
-    right(EX4, "0d-tensor", lambda: torch.tensor(512 / 8).sqrt()),
-    right(EX4, "fraction", lambda: Fraction(8)),
-    wrong(EX4, "sqrt-of-E", lambda: math.sqrt(512), ("Dh", "head", "E / H", "64")),
-    wrong(EX4, "Dh-without-sqrt", lambda: 512 / 8, ("sqrt", "square root", "√")),
-    wrong(EX4, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "head width", "E / H", "64")),
-    wrong(EX4, "E", lambda: 512, ("Dh", "sqrt", "head")),
-    wrong(EX4, "string", lambda: "8", ("number", "string", "quote")),
+    right(EX4, "int", lambda: 4),
+    right(EX4, "one-decimal", lambda: 4.0),
+    right(EX4, "numpy-float32", lambda: np.float32(4.0)),
+    right(EX4, "0d-tensor-from-std", lambda: torch.tensor(2.0) ** 2 * 64 / torch.tensor(64.0).sqrt() ** 2,
+          note="the queries' standard deviation squared, times 64 products, divided by sqrt(64) squared"),
+    right(EX4, "fraction", lambda: Fraction(4 * 64, 64)),
+    right(EX4, "loop-over-products", lambda: sum(4.0 * 1.0 for _ in range(64)) / math.sqrt(64) ** 2),
+    right(EX4, "numpy-0d-array", lambda: np.array(4.0)),
+    right(EX4, "measured-rounds-to-4.0", lambda: 4.02,
+          note="the value the next cell measures; 1 decimal is enough, and 4.02 is 4.0 at 1 decimal"),
+    wrong(EX4, "scale-restores-one", lambda: 1, ("query", "queries", "4", "level"),
+          note="the classic belief that dividing by sqrt(d_k) always brings the variance back to 1"),
+    wrong(EX4, "unscaled", lambda: 4 * 64, ("sqrt", "scale", "divide", "64"),
+          note="Var(q . k) before the scale: 256"),
+    wrong(EX4, "divided-by-sqrt-not-squared", lambda: 4 * 64 / math.sqrt(64), ("square", "variance", "64", "c**2"),
+          note="divides the variance by sqrt(64) = 8 instead of 64: 32"),
+    wrong(EX4, "standard-deviation-of-q", lambda: 2.0, ("variance", "standard deviation", "square", "std"),
+          note="used the queries' standard deviation 2 where their variance 4 enters: 2 * 1 * 64 / 64"),
+    wrong(EX4, "variances-added", lambda: 4 + 1, note="Var(q_i) + Var(k_i) instead of their product"),
+    wrong(EX4, "squared-variance", lambda: 16.0, note="Var(2 q_i) taken as 4**2"),
+    wrong(EX4, "string", lambda: "4", ("number", "string", "quote")),
     # Exercise 5
     right(EX5, "einsum", lambda: ss_einsum),
     right(EX5, "matmul-mT", lambda: ss_mT),
