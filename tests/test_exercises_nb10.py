@@ -114,7 +114,7 @@ def test_repeated_batch_right_answers(right, capsys):
 
 @pytest.mark.parametrize("wrong, words", [
     (batch_fixed_offset, "fixed offset"),
-    (batch_fixed_places, "fixed offset"),
+    (batch_fixed_places, "same places"),
     (batch_overlapping, "overlap"),
     (batch_exclusive_high, "never reach the ends"),
     (batch_ignores_generator, "generator you are"),

@@ -61,6 +61,8 @@ def check_untrained_loss(answer: Any) -> None:
                 when=_near(1 / VOCAB, 0.002)),
         Mistake("64 is the number of tokens; the loss of a uniform guess over them is -ln(1/64) = ln 64.",
                 when=_near(VOCAB, 0.5)),
+        Mistake("That is log10(64) = 1.81, a base-10 log; cross_entropy uses the natural log: ln 64 nats.",
+                when=_near(math.log10(VOCAB), 0.05)),
         Mistake("A loss of 0 means the model is sure and right; an untrained model has no idea, so it guesses "
                 "uniformly: -ln(1/64).", when=_near(0.0, 0.05)),
     ]
@@ -95,6 +97,9 @@ def _batch_problem(function: Any) -> str:
                "given (torch.randint(..., generator=generator))."
     if (first < 0).any() or (second + L > T).any():
         return f"A copy runs off the sequence: first >= 0 and second + {L} <= {T}."
+    if (first >= second + L).all():
+        return ("first and second are returned in the wrong order: every 'first' starts after its 'second'. "
+                "Return (tokens, first, second), the earlier start first.")
     if (second < first + L).any():
         return (f"Your two copies overlap: the second must start at least {L} tokens after the first "
                 "(second >= first + L).")
@@ -103,6 +108,10 @@ def _batch_problem(function: Any) -> str:
     if not torch.equal(tokens[rows, second[:, None] + j], tokens[rows, first[:, None] + j]):
         return ("tokens[b, second + j] must equal tokens[b, first + j] for j < L: copy the segment after drawing "
                 "the tokens.")
+    if first.unique().numel() == 1 and second.unique().numel() == 1:
+        return (f"Every row has its copies at the same places (first = {int(first[0])}, second = {int(second[0])}): "
+                "you drew one pair of starts for the whole batch. Draw first and second for every row, so a model "
+                "cannot learn the places instead of matching tokens.")
     if (second - first).unique().numel() == 1:
         return (f"Your repeats sit at a fixed offset: the second copy always starts {int(second[0] - first[0])} tokens "
                 "after the first. A model then finds the earlier token by its distance (attend to i - offset + 1) "
@@ -201,6 +210,12 @@ def check_prefix_matching_score(function: Any) -> None:
         Mistake("You averaged over all 2L queries, the first copy's included (they have no earlier occurrence to "
                 "match): average over the L queries of the second copy only.",
                 answer=lambda w, n: diag(w, 1 - n)[..., 1:].sum(dim=-1) / (2 * n)),
+        Mistake("You summed the L weights of each head instead of averaging them: the score is their mean, "
+                "between 0 and 1 (.mean(dim=-1)).", answer=lambda w, n: diag(w, 1 - n)[..., 1:].sum(dim=-1)),
+        Mistake("Your scores are all 0: you read keys after their queries (dim1 and dim2 swapped in diagonal, "
+                "or the offset's sign flipped), which the causal mask hides. Rows are queries: "
+                "weights.diagonal(offset=1 - L, dim1=-2, dim2=-1)[..., 1:].",
+                when=lambda got: isinstance(got, torch.Tensor) and got.numel() > 0 and bool((got == 0).all())),
         Mistake("Key i - L - 1 is the token before the earlier occurrence; the induction head's target is the token "
                 "after it, key i - L + 1.", answer=lambda w, n: diag(w, -n - 1)[..., :].mean(dim=-1)),
     ]
