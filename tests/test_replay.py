@@ -94,7 +94,7 @@ def test_fake_clock_only_in_kernels():
 def test_make_test_replays_learner_notebooks_under_second_setting_and_fake_clock():
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile[makefile.index("\ntest: "):].split("\n\n")[0]
-    lines = [line for line in recipe.splitlines() if "pytest" in line]
+    lines = [line for line in recipe.replace("\\\n", " ").splitlines() if "pytest" in line]
     assert any("notebooks/solutions" in line and "OMP_NUM_THREADS=1" in line for line in lines), lines
     assert any("OMP_NUM_THREADS=2" in line and "MKL_CBWR=AVX2" in line and "COURSE_FAKE_CLOCK=1" in line
                and "tests/replay" in line and "--ignore=notebooks/solutions" in line for line in lines), lines
