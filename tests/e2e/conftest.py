@@ -57,7 +57,7 @@ LAB_SETTINGS = {
 
 
 def _interrupt(signum, frame):
-    """SIGTERM: end the session the way Ctrl-C does, through pytest's teardown (once; later ones wait)."""
+    """SIGTERM: end the session the way Ctrl-C does, through pytest's teardown (later SIGTERMs are ignored)."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -90,7 +90,7 @@ def stop_tree(processes, timeout: float = 10) -> None:
 
 
 def descendants(processes) -> list:
-    """The processes below these, children first, those still alive."""
+    """Every process below these (children, their children, ...), as they are now."""
     found = []
     for process in processes:
         try:
