@@ -68,8 +68,11 @@ def test_stopped_runner_leaves_no_process(tmp_path, signum):
     log = open(tmp_path / "runner.log", "w")
     command = [sys.executable, "-m", "pytest", str(ROOT / "tests" / "e2e" / "test_lab.py"), "-k", NOTEBOOKS,
                "-p", "no:cacheprovider", "-q"]
+    # SIGINT back to its default in the runner, as in a terminal: a shell starts a background job (make e2e
+    # under `&`, nohup) with SIGINT ignored, and Python keeps it ignored.
     runner = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, E2E_OUT=str(out)), stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
+                              stderr=subprocess.STDOUT, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen: dict[int, psutil.Process] = {}
     kinds: set[str | None] = set()  # of the processes seen alive
     try:
