@@ -3,12 +3,20 @@
 Run by `make e2e` only (tests/conftest.py keeps tests/e2e/ out of `make test`'s collection).
 The server serves a copy of notebooks/ in build/e2e/work/, so JupyterLab's autosave can never
 write new outputs into the repository's notebooks, and keeps its settings, workspaces and
-runtime files under build/e2e/ too. Both the server and the browser are stopped at the end of
-the session, also when a test fails.
+runtime files under build/e2e/ too (E2E_OUT names another folder: tests/e2e/test_cleanup.py's runs).
+
+Both the server and the browser are stopped at the end of the session, also when a test fails and
+when the runner is stopped from outside: SIGTERM (a CI timeout, `kill`, a stopped parent) is turned
+into the KeyboardInterrupt that SIGINT (Ctrl-C) already raises, so pytest ends the session through
+its normal teardown. Each fixture then stops its whole process tree (JupyterLab and the kernels it
+started in their own sessions; Playwright's driver and Chromium's processes), and a last sweep at the
+end of the session stops any process this runner started that is still alive. JupyterLab also gets
+SIGTERM from Linux if the runner dies without any teardown (SIGKILL).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import shutil
@@ -20,10 +28,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "build" / "e2e"
+OUT = Path(os.environ.get("E2E_OUT") or ROOT / "build" / "e2e").resolve()
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # What this machine's Chromium needs headless, as root, on a closed network: no sandbox (root),
 # and none of the background connections (updates, sync, field trials) that would be refused.
@@ -45,6 +54,58 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
         '{"fetchNews": "false", "checkForUpdates": false}',
 }
+
+
+def _interrupt(signum, frame):
+    """SIGTERM: end the session the way Ctrl-C does, through pytest's teardown (later SIGTERMs are ignored)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def pytest_unconfigure(config):
+    """The last sweep: stop every process this runner started that is still alive."""
+    stop_tree(psutil.Process().children(recursive=True))
+
+
+def stop_tree(processes, timeout: float = 10) -> None:
+    """SIGTERM to each process, SIGKILL to those still alive after timeout seconds, then reap them."""
+    alive = []
+    for process in processes:
+        try:
+            process.terminate()
+            alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(alive, timeout=timeout)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=timeout)
+
+
+def descendants(processes) -> list:
+    """Every process below these (children, their children, ...), as they are now."""
+    found = []
+    for process in processes:
+        try:
+            found += process.children(recursive=True)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux sends it SIGTERM when the runner dies, even by SIGKILL."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (AttributeError, OSError):  # not Linux: the teardown and the last sweep still stop it
+        pass
 
 
 def free_port() -> int:
@@ -79,11 +140,9 @@ def lab():
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")
-    # A SIGTERM (a CI timeout, `kill`) ends pytest through the finally blocks below, so the server
-    # and the browser stop with it.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     log = open(OUT / "jupyterlab.log", "w")
-    server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -99,12 +158,19 @@ def lab():
                 time.sleep(0.5)
         yield base, token, work
     finally:
-        server.terminate()  # JupyterLab shuts its kernels down on SIGTERM
+        # The kernels run in sessions of their own, so they are found as the server's descendants,
+        # before the server stops; JupyterLab shuts them down itself on SIGTERM, stop_tree catches the rest.
+        try:
+            tree = psutil.Process(server.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            tree = []
+        server.terminate()
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        stop_tree(tree)
         log.close()
 
 
@@ -117,12 +183,24 @@ def browser():
         pytest.fail(f"{CHROMIUM} is missing: `make e2e` installs Debian's chromium (apt-get install chromium)")
     profile = OUT / "chromium-profile"
     shutil.rmtree(profile, ignore_errors=True)
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    before = {p.pid for p in psutil.Process().children()}
+    driver, chromium = [], []
+    try:
+        with sync_playwright() as playwright:
+            # Playwright's driver: the child process this runner started just now; Chromium runs under it.
+            driver = [p for p in psutil.Process().children() if p.pid not in before]
+            context = playwright.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                viewport={"width": 1280, "height": 1000},
+            )
+            try:
+                yield context
+            finally:
+                chromium = descendants(driver)
+                try:
+                    context.close()
+                except Exception:  # an interrupted driver may not answer any more: stop_tree ends it below
+                    pass
+    finally:
+        stop_tree(chromium + [p for p in descendants(driver) if p not in chromium])  # Chromium's processes
+        stop_tree(driver)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "build" / "e2e"
+OUT = Path(os.environ.get("E2E_OUT") or ROOT / "build" / "e2e").resolve()  # as in conftest.py
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 if os.environ.get("E2E_SOLVED"):

@@ -1,0 +1,100 @@
+"""The replay rules of the notebooks (DESIGN.md), and the fake clock `make test` replays them with.
+
+- No stored output prints a number at rounding level in e-notation (a max difference such as
+  1.4e-07): its digits depend on the CPU, its BLAS code path and the thread count. Such a number is
+  asserted and printed as the bound it stays under ("below 1e-6").
+- tests/replay/sitecustomize.py: in a Jupyter kernel started with COURSE_FAKE_CLOCK=1 every reading
+  of time.perf_counter, time.time, time.monotonic (and their _ns variants) and timeit.default_timer
+  by the notebook's code is exactly one second after the previous one; outside a kernel, or
+  without the variable, the clocks are the real ones.
+- `make test` replays the learner notebooks under the second numeric setting with that clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+REPLAY = ROOT / "tests" / "replay"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+# A number with a fraction and a negative exponent, as f"{x:.1e}" prints a tiny difference: 1.4e-07, 2.50e-5.
+ROUNDING_LEVEL = re.compile(r"\d\.\d+e-\d+", re.IGNORECASE)
+CLOCKS = """
+import time, timeit
+readings = [time.perf_counter(), time.perf_counter(), time.monotonic(), time.monotonic(), time.time(), time.time(),
+            timeit.default_timer(), timeit.default_timer(), time.perf_counter_ns() / 1e9, time.perf_counter_ns() / 1e9,
+            time.monotonic_ns() / 1e9, time.monotonic_ns() / 1e9, time.time_ns() / 1e9, time.time_ns() / 1e9]
+print([round(b - a, 3) for a, b in zip(readings[::2], readings[1::2])])
+"""
+
+
+def text_outputs(cell) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        text = output.get("text") or output.get("data", {}).get("text/plain", "")
+        parts.append("".join(text) if isinstance(text, list) else text)
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS])
+def test_no_stored_output_prints_rounding_level_digits(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code" or "NBVAL_IGNORE_OUTPUT" in "".join(cell["source"]):
+            continue
+        found += [(index, m.group()) for m in ROUNDING_LEVEL.finditer(text_outputs(cell))]
+    assert found == [], f"cells print rounding-level digits (assert a bound and print it instead): {found}"
+
+
+def kernel_differences(env: dict[str, str]) -> list[float]:
+    """Start a Jupyter kernel with env, read every clock twice in it, return the differences."""
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        outputs = []
+        client.execute_interactive(CLOCKS, timeout=60, output_hook=lambda msg: outputs.append(msg))
+        text = "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
+        return json.loads(text)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def replay_env(**extra: str) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(REPLAY), os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_FAKE_CLOCK"}
+    return dict(env, PYTHONPATH=path, **extra)
+
+
+def test_fake_clock_in_a_kernel_steps_one_second_per_reading():
+    assert kernel_differences(replay_env(COURSE_FAKE_CLOCK="1")) == [1.0] * 7
+
+
+def test_kernel_clock_is_real_without_the_variable():
+    differences = kernel_differences(replay_env())
+    assert all(0 <= d < 0.5 for d in differences), differences
+
+
+def test_fake_clock_only_in_kernels():
+    """pytest itself (nbval's timeouts) and any other process keep the real clock."""
+    code = "import time; a = time.perf_counter(); print(time.perf_counter() - a < 0.5)"
+    done = subprocess.run([sys.executable, "-c", code], env=replay_env(COURSE_FAKE_CLOCK="1"),
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "True"
+
+
+def test_make_test_replays_learner_notebooks_under_second_setting_and_fake_clock():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile[makefile.index("\ntest: "):].split("\n\n")[0]
+    lines = [line for line in recipe.replace("\\\n", " ").splitlines() if "pytest" in line]
+    assert any("notebooks/solutions" in line and "OMP_NUM_THREADS=1" in line for line in lines), lines
+    assert any("OMP_NUM_THREADS=2" in line and "MKL_CBWR=AVX2" in line and "COURSE_FAKE_CLOCK=1" in line
+               and "tests/replay" in line and "--ignore=notebooks/solutions" in line for line in lines), lines
