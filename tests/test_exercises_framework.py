@@ -234,3 +234,75 @@ def test_check_function_silences_the_learners_warnings(capsys, recwarn):
 def test_describe_shows_a_pair_of_tensors_item_by_item():
     expected = "(tensor of shape (2,): [0.0, 0.0]; tensor of shape (1,): [1.0])"
     assert describe((torch.zeros(2), torch.ones(1))) == expected
+
+
+# --- grading mode (nbgrader's test cells) ----------------------------------------------------------
+
+def test_grading_mode_raises_the_printed_line_and_passes_a_right_answer_silently(capsys):
+    from attnlib.exercises import grading, nb02
+
+    with grading():
+        check_function("Exercise 3", reference_softmax, INPUTS, reference_softmax, [WRONG_AXIS])
+        check_value("Exercise 1", (2, 3), (2, 3))
+        nb02.check_stable_softmax(reference_softmax)
+    assert capsys.readouterr().out == "", "a correct answer passes silently in grading mode"
+
+    wrong = lambda s: torch.softmax(s, dim=0)  # noqa: E731
+    check_function("Exercise 3", wrong, INPUTS, reference_softmax, [WRONG_AXIS])
+    printed = line(capsys)
+    with grading(), pytest.raises(AssertionError) as caught:
+        check_function("Exercise 3", wrong, INPUTS, reference_softmax, [WRONG_AXIS])
+    assert str(caught.value) == printed == "Exercise 3: not yet. softmax ran over the queries: use dim=-1"
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("stub", [None, ..., lambda s: None])
+def test_grading_mode_fails_an_untouched_stub(capsys, stub):
+    from attnlib.exercises import grading
+
+    with grading(), pytest.raises(AssertionError, match=NOT_ATTEMPTED):
+        check_function("Exercise 3", stub, INPUTS, reference_softmax)
+    with grading(), pytest.raises(AssertionError, match=f"^Exercise 1: {NOT_ATTEMPTED}$"):
+        check_value("Exercise 1", None if stub is not ... else ..., (2, 3))
+    assert capsys.readouterr().out == ""
+
+
+def test_grading_mode_ends_with_its_block_even_after_a_failure(capsys):
+    from attnlib.exercises import grading
+
+    with pytest.raises(AssertionError), grading():
+        with grading():  # nested: leaving the inner block keeps grading on
+            pass
+        check_value("Exercise 1", (3, 2), (2, 3))
+    check_value("Exercise 1", (3, 2), (2, 3))  # outside: prints again, never raises
+    assert line(capsys) == "Exercise 1: not yet. Expected (2, 3), got (3, 2)."
+
+
+def test_checkers_that_print_by_themselves_also_raise_in_grading_mode(capsys):
+    """nb01's shape checks, nb05's view-after-transpose hint and nb07's lines speak through report() too."""
+    from attnlib.exercises import grading, nb01, nb05, nb07
+
+    def view_after_transpose(x):
+        b, h, t, dh = x.shape
+        return x.transpose(1, 2).view(b, t, h * dh)
+
+    calls = [lambda: nb01.check_shapes((5, 7), None, (5, 32)),
+             lambda: nb05.check_merge_heads(view_after_transpose),
+             lambda: nb07.check_decode_bugs({"A", "B"}),
+             lambda: nb07.check_decode_bugs(None)]
+    for call in calls:
+        call()
+        printed = line(capsys)
+        with grading(), pytest.raises(AssertionError) as caught:
+            call()
+        assert str(caught.value) == printed
+    with grading():
+        nb07.check_decode_bugs({"A", "C"})
+    assert capsys.readouterr().out == ""
+
+
+def test_report_refuses_an_unknown_verdict():
+    from attnlib.exercises import report
+
+    with pytest.raises(ValueError, match="verdict"):
+        report("Exercise 1", "maybe")

@@ -14,18 +14,74 @@ This module holds the shared machinery, :func:`check_value` for an answer that i
 a number, a tensor, a boolean) and :func:`check_function` for an answer that is a function; each
 notebook's module builds its checkers from them. Every checker returns ``None``: it reports by
 printing, so a check cell shows one line and no ``Out[...]``.
+
+Every verdict goes through one function, :func:`report`. Inside ``with grading():`` (nbgrader's test
+cells) a checker that would print "not yet ..." or "not attempted yet" raises
+``AssertionError(<that same line>)`` instead, and a correct answer passes silently::
+
+    from attnlib.exercises import grading
+    with grading():
+        nb02.check_stable_softmax(my_softmax)
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 NOT_ATTEMPTED = "not attempted yet"
+
+_GRADING: contextvars.ContextVar[bool] = contextvars.ContextVar("attnlib_exercises_grading", default=False)
+
+
+@contextlib.contextmanager
+def grading() -> Iterator[None]:
+    """Grading mode: inside it a checker raises ``AssertionError`` with its hint instead of printing it.
+
+    A correct answer passes silently; "not yet. <hint>" and "not attempted yet" raise
+    ``AssertionError("<exercise>: not yet. <hint>")``, the very line the checker prints outside
+    grading mode. Used by nbgrader's test cells, where a failed assert costs the points. Nesting is
+    allowed; the previous mode comes back on exit, also after an exception.
+    """
+    token = _GRADING.set(True)
+    try:
+        yield
+    finally:
+        _GRADING.reset(token)
+
+
+def report(name: str, verdict: str, text: str = "") -> None:
+    """Say a checker's verdict in one line: print it, or in grading mode raise it unless it is correct.
+
+    Args:
+        name: the exercise, as the notebook titles it (``"Exercise 2"``).
+        verdict: ``"correct"``, ``"not yet"`` or ``"not attempted"``.
+        text: what follows: the sentence after "correct.", the hint after "not yet.", or a remark
+            after "not attempted yet" (e.g. "(your function returns None: ...)").
+
+    Raises:
+        AssertionError: in grading mode, when the verdict is not "correct" (its message is the line).
+        ValueError: for an unknown verdict (a bug in a checker, never the learner's answer).
+    """
+    if verdict == "correct":
+        line = f"{name}: correct." + (f" {text}" if text else "")
+    elif verdict == "not yet":
+        line = f"{name}: not yet." + (f" {text}" if text else "")
+    elif verdict == "not attempted":
+        line = f"{name}: {NOT_ATTEMPTED}" + (f" {text}" if text else "")
+    else:
+        raise ValueError(f"verdict must be 'correct', 'not yet' or 'not attempted', got {verdict!r}")
+    if _GRADING.get():
+        if verdict != "correct":
+            raise AssertionError(line)
+        return
+    print(line)
 
 
 @dataclass(frozen=True)
@@ -135,13 +191,13 @@ def check_value(
         atol, rtol: tolerances for tensors and floats.
     """
     if _is_stub(answer):
-        print(f"{name}: {NOT_ATTEMPTED}")
+        report(name, "not attempted")
     elif same(answer, expected, atol=atol, rtol=rtol):
-        print(f"{name}: correct." + (f" {correct}" if correct else ""))
+        report(name, "correct", correct)
     elif (mistake := _matching_mistake(answer, mistakes, lambda m: m.answer)) is not None:
-        print(f"{name}: not yet. {mistake.hint}")
+        report(name, "not yet", mistake.hint)
     else:
-        print(f"{name}: not yet. Expected {describe(expected)}, got {describe(answer)}.")
+        report(name, "not yet", f"Expected {describe(expected)}, got {describe(answer)}.")
 
 
 def check_function(
@@ -165,10 +221,10 @@ def check_function(
     A mistake, diagnosis or error hint that itself fails is skipped, so a checker never raises.
     """
     if _is_stub(function):
-        print(f"{name}: {NOT_ATTEMPTED}")
+        report(name, "not attempted")
         return
     if not callable(function):
-        print(f"{name}: not yet. Expected a function, got {describe(function)}.")
+        report(name, "not yet", f"Expected a function, got {describe(function)}.")
         return
     for args in inputs:
         try:
@@ -177,20 +233,20 @@ def check_function(
             text = str(err).strip().splitlines()[0] if str(err).strip() else ""
             raised = f"Your function raised {type(err).__name__} on inputs {_inputs_text(args)}"
             hint = _safely(on_error, err, args) or (raised + (f": {text}" if text else "."))
-            print(f"{name}: not yet. {hint}")
+            report(name, "not yet", hint)
             return
         if got is None:
-            print(f"{name}: {NOT_ATTEMPTED} (your function returns None: finish it with a return)")
+            report(name, "not attempted", "(your function returns None: finish it with a return)")
             return
         expected = reference(*_fresh(args))
         if same(got, expected, atol=atol, rtol=rtol):
             continue
         mistake = _matching_mistake(got, mistakes, lambda m, args=args: _quietly(m.answer, *_fresh(args)))
         hint = mistake.hint if mistake is not None else _safely(diagnose, got, expected, args)
-        print(f"{name}: not yet. "
-              + (hint or f"On inputs {_inputs_text(args)} expected {describe(expected)}, got {describe(got)}."))
+        report(name, "not yet",
+               hint or f"On inputs {_inputs_text(args)} expected {describe(expected)}, got {describe(got)}.")
         return
-    print(f"{name}: correct." + (f" {correct}" if correct else ""))
+    report(name, "correct", correct)
 
 
 def _fresh(args: tuple) -> tuple:
@@ -223,4 +279,7 @@ def _inputs_text(args: tuple) -> str:
     )
 
 
-__all__ = ["NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "same", "shape_of"]
+__all__ = [
+    "NOT_ATTEMPTED", "Mistake", "check_function", "check_value", "describe", "grading", "report", "same",
+    "shape_of",
+]

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, _fresh, _quietly, check_function, check_value, describe, same
+from . import Mistake, _fresh, _quietly, check_function, check_value, describe, report, same
 
 # Exercise 1: the sizes the learner predicts shapes for.
 TQ, TK, D_K, EV = 5, 7, 16, 32
@@ -62,11 +62,11 @@ def _check_shapes(name: str, answer: dict[str, Any], expected: dict[str, tuple],
     answer = {k: _shape(v) for k, v in answer.items()}
     missing = [k for k, v in answer.items() if v is None or v is Ellipsis]
     if missing:
-        print(f"{name}: not yet. Fill in every shape: {', '.join(missing)} is still None.")
+        report(name, "not yet", f"Fill in every shape: {', '.join(missing)} is still None.")
         return
     for key, value in answer.items():
         if not (isinstance(value, tuple) and all(isinstance(n, int) for n in value)):
-            print(f"{name}: not yet. Write each shape as a tuple of numbers, e.g. (2, 3); {key} is {describe(value)}.")
+            report(name, "not yet", f"Write each shape as a tuple of numbers, e.g. (2, 3); {key} is {describe(value)}.")
             return
     check_value(name, answer, expected, _shape_mistakes(answer, rules), correct=correct)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, report
 from . import shape_of as _shape_of
 
 __all__ = [
@@ -71,10 +71,10 @@ def _raised(name: str, function: Any, inputs: Sequence[tuple]) -> bool:
         except RuntimeError as err:
             text = str(err).lower()
             if "view" in text or "stride" in text or "contiguous" in text:
-                print(f"{name}: not yet. Your function raised a RuntimeError on inputs {_shapes(args)}: `view` "
-                      "cannot merge axes that `transpose` has only relabelled (the memory is still in "
-                      "(B, H, T, Dh) order). Copy first with .contiguous().view(...), or use .reshape(...), "
-                      "which copies when it must.")
+                report(name, "not yet", f"Your function raised a RuntimeError on inputs {_shapes(args)}: `view` "
+                       "cannot merge axes that `transpose` has only relabelled (the memory is still in "
+                       "(B, H, T, Dh) order). Copy first with .contiguous().view(...), or use .reshape(...), "
+                       "which copies when it must.")
                 return True
             return False
         except Exception:
@@ -144,7 +144,7 @@ def check_split_shape(answer: Any) -> None:
                 answer=(2, 7, 12)),
     ]
     if shape is None and answer is not None and answer is not Ellipsis:
-        print(f"{name}: not yet. Write the shape as a tuple of ints, such as (1, 2, 3, 3); got {answer!r}.")
+        report(name, "not yet", f"Write the shape as a tuple of ints, such as (1, 2, 3, 3); got {answer!r}.")
         return
     check_value(name, shape if shape is not None else answer, (2, 3, 7, 4), mistakes,
                 correct="(B, H, T, Dh) = (2, 3, 7, 4): 3 heads, each a (7, 4) matrix per sequence.")

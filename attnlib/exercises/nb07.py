@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from . import NOT_ATTEMPTED, Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, report
 
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_sinusoidal"]
 
@@ -282,20 +282,20 @@ def check_decode_bugs(answer: Any) -> None:
     hint names every line the answer gets wrong, missed or wrongly accused, in one line.
     """
     if answer is None or answer is Ellipsis:
-        print(f"Exercise 4: {NOT_ATTEMPTED}")
+        report("Exercise 4", "not attempted")
         return
     letters = _as_letters(answer)
     if letters is None:
-        print(f"Exercise 4: not yet. Give the wrong lines as a set of letters, e.g. {{'A', 'B'}}, got {answer!r}.")
+        report("Exercise 4", "not yet", f"Give the wrong lines as a set of letters, e.g. {{'A', 'B'}}, got {answer!r}.")
         return
     unknown = sorted(letters - set(LINE_HINTS))
     if unknown:
-        print(f"Exercise 4: not yet. The lines are A, B, C and D; {', '.join(unknown)} is not one of them.")
+        report("Exercise 4", "not yet", f"The lines are A, B, C and D; {', '.join(unknown)} is not one of them.")
         return
     if letters == WRONG_LINES:
-        print("Exercise 4: correct. The query turns at its own position t (A), and the values are never "
-              "rotated (C).")
+        report("Exercise 4", "correct", "The query turns at its own position t (A), and the values are never "
+               "rotated (C).")
         return
     missed, accused = sorted(WRONG_LINES - letters), sorted(letters - WRONG_LINES)
     hints = [LINE_HINTS[c] for c in missed + accused]
-    print("Exercise 4: not yet. " + " ".join(h[0].upper() + h[1:] for h in hints))
+    report("Exercise 4", "not yet", " ".join(h[0].upper() + h[1:] for h in hints))
