@@ -117,7 +117,8 @@ assert torch.allclose(got, want, atol=1e-6), "safe_masked_softmax: wrong with a 
 for q_len, kv_len in ((1, 6), (4, 4), (2, 5)):
     want = torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)])
     got = cache_causal_mask(q_len, kv_len)
-    assert torch.equal(got.bool(), want) and got.shape == want.shape, f"cache_causal_mask: wrong for ({q_len}, {kv_len})"''',
+    assert got.shape == want.shape and torch.equal(got.bool(), want), \\
+        f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
     "nb05_ex4": '''\
 x = torch.randn(3, 5, 2, 4, generator=torch.Generator().manual_seed(24)).transpose(1, 2)  # (B, H, T, Dh) = (3, 2, 5, 4)
 assert torch.equal(my_merge_heads(x), x.transpose(1, 2).reshape(3, 5, 8)), "my_merge_heads: wrong for H = 2, Dh = 4"''',
@@ -140,7 +141,8 @@ scores = torch.randn(3, 2, 5, generator=torch.Generator().manual_seed(24))
 lens = torch.tensor([5, 1, 3])
 keep = torch.arange(5)[None, None, :] < lens[:, None, None]
 want = torch.softmax(scores.masked_fill(~keep, -1e9), dim=-1)
-assert torch.allclose(masked_weights(scores, lens), want, atol=1e-6), "masked_weights: wrong for valid_lens [5, 1, 3]"''',
+assert torch.allclose(masked_weights(scores, lens), want, atol=1e-6), \\
+    "masked_weights: wrong for valid_lens [5, 1, 3]"''',
     "nb07_ex2": '''\
 import math
 want = torch.tensor([[math.sin(t / 10000 ** (i / 6)) if i % 2 == 0 else math.cos(t / 10000 ** ((i - 1) / 6))
@@ -154,8 +156,9 @@ want = x.clone()
 for t, p in enumerate(positions.tolist()):
     for i in range(3):
         angle = p * 10000 ** (-2 * i / 6)
-        a, b = x[t, i].item(), x[t, i + 3].item()
-        want[t, i], want[t, i + 3] = a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)
+        a, b = x[t, i].item(), x[t, i + 3].item()  # pair i is (i, i + D/2)
+        want[t, i] = a * math.cos(angle) - b * math.sin(angle)
+        want[t, i + 3] = a * math.sin(angle) + b * math.cos(angle)
 assert torch.allclose(rope_rotate_half(x, positions), want, atol=1e-5), "rope_rotate_half: wrong for D = 6"''',
     "nb08_ex2": '''\
 m, s, x = torch.tensor([0.0, 5.0]), torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0])
@@ -304,7 +307,7 @@ def all_assignments(names: list[str] | None = None) -> list[tuple[str, nbformat.
     return made
 
 
-def nbgrader(*args: str, cwd: Path = COURSE) -> None:
+def nbgrader(*args: str, cwd: Path) -> None:
     """Run nbgrader's command line in the course folder, with this interpreter's bin/ first on PATH (alembic)."""
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
@@ -315,6 +318,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-release", action="store_true", help="write source/ only")
     parser.add_argument("--points", action="store_true", help="print the points per notebook and exit")
+    parser.add_argument("--course", type=Path, default=COURSE, help="the course folder to write (build/nbgrader)")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     made = all_assignments(args.names)
@@ -324,12 +328,13 @@ def main(argv: list[str]) -> int:
     stale = unknown_hidden_tests([e for _, _, exercises in made for e in exercises]) if not args.names else []
     if stale:
         raise SystemExit(f"HIDDEN_TESTS names exercises that do not exist: {stale}")
-    if not args.names and COURSE.exists():
-        shutil.rmtree(COURSE)  # a fresh gradebook: its assignments are exactly the notebooks of today
-    COURSE.mkdir(parents=True, exist_ok=True)
-    (COURSE / "nbgrader_config.py").write_text(CONFIG)
+    course = args.course.resolve()
+    if not args.names and course.exists():
+        shutil.rmtree(course)  # a fresh gradebook: its assignments are exactly the notebooks of today
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text(CONFIG)
     for name, nb, exercises in made:
-        folder = COURSE / "source" / name
+        folder = course / "source" / name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
@@ -338,7 +343,7 @@ def main(argv: list[str]) -> int:
         print(f"source/{name}/{name}.ipynb: {len(exercises)} exercises, {points} points", flush=True)
     if not args.no_release:
         for name, _, _ in made:
-            nbgrader("generate_assignment", name, "--force", "--log-level=WARN")
+            nbgrader("generate_assignment", name, "--force", "--log-level=WARN", cwd=course)
             print(f"release/{name}/{name}.ipynb", flush=True)
     return 0
 
