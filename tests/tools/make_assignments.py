@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -254,8 +255,10 @@ def graded_cell_source(exercise: Exercise) -> str:
         f"    {exercise.call}",
     ]
     hidden = HIDDEN_TESTS.get(exercise.grade_id)
-    if hidden:
-        lines += ["### BEGIN HIDDEN TESTS", "import torch", "", hidden, "### END HIDDEN TESTS"]
+    if hidden:  # inside a function, so that its names (q, k, x, ...) do not replace the notebook's own
+        body = textwrap.indent(f"import torch\n\n{hidden}", "    ")
+        lines += ["### BEGIN HIDDEN TESTS", "def _hidden_tests():", body, "", "", "_hidden_tests()",
+                  "del _hidden_tests", "### END HIDDEN TESTS"]
     return "\n".join(lines)
 
 
