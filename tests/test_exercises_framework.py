@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import sys
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 
-from attnlib.exercises import NOT_ATTEMPTED, Mistake, check_function, check_value, describe, same
+from attnlib.exercises import (
+    NOT_ATTEMPTED,
+    Mistake,
+    Probe,
+    check_function,
+    check_value,
+    describe,
+    first_difference,
+    narrower,
+    number_in_string,
+    read_value,
+    same,
+    shape_of,
+    tolerance,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
@@ -30,7 +47,8 @@ def test_same_compares_tensors_by_shape_and_value_and_never_accepts_nan():
     assert not same(x, x.T)  # same values, other shape
     assert not same(x, x + 1e-2)
     assert not same(torch.tensor([float("nan")]), torch.tensor([float("nan")]))
-    assert not same(x, x.tolist())  # a list is not the tensor asked for
+    assert same(x, x.tolist()) and same(x, x.numpy())  # a list or an array holding the values is read as them
+    assert not same(x, [[0.25, 0.8]]) and not same(x, [0.25, 0.75])
 
 
 def test_same_keeps_bool_masks_exact_and_bools_apart_from_numbers():
@@ -98,7 +116,7 @@ def test_check_function_tries_every_input_before_saying_correct(capsys):
     def right_only_on_the_first(scores):
         return reference_softmax(scores) if scores.shape == (2, 3) else scores
     check_function("Exercise 3", right_only_on_the_first, INPUTS, reference_softmax, [WRONG_AXIS])
-    assert line(capsys).startswith("Exercise 3: not yet. On inputs (1, 4) float32 expected tensor of shape (1, 4)")
+    assert line(capsys) == "Exercise 3: not yet. On inputs (1, 4) float32, at index (0, 0) expected 0.04599, got 1.0."
 
 
 def test_check_function_reports_a_stub_and_an_exception_in_one_line(capsys):
@@ -206,7 +224,7 @@ def test_check_function_diagnose_writes_a_hint_from_the_learners_numbers(capsys)
                    diagnose=diagnose)
     assert line(capsys) == "Exercise 3: not yet. softmax ran over the queries: use dim=-1"
     check_function("Exercise 3", lambda s: s.exp(), INPUTS, reference_softmax, diagnose=lambda *a: 1 / 0)
-    assert line(capsys).startswith("Exercise 3: not yet. On inputs (2, 3) float32 expected")
+    assert line(capsys) == "Exercise 3: not yet. On inputs (2, 3) float32, at index (0, 0) expected 0.09003, got 1.0."
 
 
 def test_check_function_on_error_names_the_mistake_behind_an_exception(capsys):
@@ -306,3 +324,182 @@ def test_report_refuses_an_unknown_verdict():
 
     with pytest.raises(ValueError, match="verdict"):
         report("Exercise 1", "maybe")
+
+
+# --- reading an answer -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [6, 6.0, np.int64(6), np.float32(6.0), torch.tensor(6), torch.tensor(6.0),
+                                    torch.tensor([6]), np.array(6), np.array([6.0]), Fraction(12, 2),
+                                    Decimal("6.0"), [6]])
+def test_read_value_reads_anything_holding_one_number_as_that_number(answer):
+    value = read_value(answer, 6)
+    assert value == 6 and type(value) in (int, float)
+    assert same(answer, 6) and same(answer, 6.0)
+
+
+def test_read_value_keeps_booleans_apart_from_numbers_and_leaves_what_it_cannot_read():
+    assert read_value(True, 1) is True and not same(True, 1) and not same(np.bool_(True), 1)
+    assert same(np.bool_(True), True) and same(torch.tensor(True), True)
+    assert read_value("6", 6) == "6" and not same("6", 6)
+    assert read_value(torch.tensor([6, 7]), 6) is not None and not same(torch.tensor([6, 7]), 6)
+
+
+@pytest.mark.parametrize("answer", [(2, 3), [2, 3], torch.Size([2, 3]), torch.tensor([2, 3]), np.array([2, 3]),
+                                    (np.int64(2), torch.tensor(3))])
+def test_shapes_are_read_from_any_sequence_of_ints(answer):
+    assert same(answer, (2, 3)) and shape_of(answer) == (2, 3)
+    assert not same(answer, (3, 2))
+
+
+def test_a_tensor_answer_may_be_an_array_or_nested_lists():
+    expected = torch.tensor([[0.5, 0.5], [0.25, 0.75]], dtype=torch.float64)
+    assert same(np.array([[0.5, 0.5], [0.25, 0.75]]), expected) and same([[0.5, 0.5], [0.25, 0.75]], expected)
+    assert not same([[0.5, 0.5]], expected) and not same("0.5", expected)
+
+
+def test_a_number_written_as_a_string_is_told_to_write_the_number(capsys):
+    check_value("Exercise 2", "0.68", 0.68)
+    out = line(capsys)
+    assert out.startswith("Exercise 2: not yet. You wrote the string '0.68'") and "without quotes" in out
+    assert number_in_string("1/7") is not None and number_in_string("seven") is None
+    check_value("Exercise 2", "seven", 0.68)
+    assert line(capsys) == "Exercise 2: not yet. Expected 0.68, got 'seven'."
+
+
+def test_decimals_accept_one_unit_in_the_last_decimal_and_no_more(capsys):
+    for answer, verdict in ((0.99, "correct"), (1, "correct"), (1.01, "correct"), (0.98, "not yet")):
+        check_value("Exercise 2", answer, 1.0, decimals=2)
+        assert line(capsys).startswith(f"Exercise 2: {verdict}")
+    check_value("Exercise 2", 0.17, 1 / 6, decimals=2)
+    assert line(capsys).startswith("Exercise 2: correct")
+
+
+# --- dtype-aware comparison ------------------------------------------------------------------------
+
+def test_tolerance_follows_the_narrower_dtype():
+    assert narrower(torch.float32, torch.float16) == torch.float16 and narrower(torch.int64, None) is None
+    assert tolerance(torch.float16) == (1e-3, 1e-3) and tolerance(torch.bfloat16) == (1.6e-2, 1.6e-2)
+    assert tolerance(torch.float32) == (1e-5, 1e-4)
+    x = torch.tensor([0.3, 0.7], dtype=torch.float64)
+    assert same(x.half(), x) and not same(x.float() + 5e-4, x)
+    assert same(x.float() + 5e-4, x, dtype=torch.float16)  # computed from float16 inputs: float16's precision
+
+
+def _softmax_ref(x):
+    return torch.softmax(x, dim=-1)
+
+
+def test_float16_inputs_compare_at_float16_tolerance_against_a_float64_reference(capsys):
+    x = (torch.arange(8.0).reshape(2, 4) / 3).half()
+    # computed in float32 from float16 inputs: right, though it differs from a float16 softmax by more than 1e-5
+    in_float32 = lambda s: torch.softmax(s, dim=-1, dtype=torch.float32)  # noqa: E731
+    assert not torch.allclose(in_float32(x), torch.softmax(x, dim=-1).float(), atol=1e-5, rtol=0)
+    check_function("Exercise 4", in_float32, [(x,)], _softmax_ref)
+    assert line(capsys) == "Exercise 4: correct."
+    check_function("Exercise 4", lambda s: torch.softmax(s, dim=-1), [(x,)], _softmax_ref)
+    assert line(capsys) == "Exercise 4: correct."
+    check_function("Exercise 4", lambda s: torch.softmax(s, dim=-1) + 5e-3, [(x,)], _softmax_ref)
+    assert line(capsys).startswith("Exercise 4: not yet. On inputs (2, 4) float16, at index (0, 0)")
+
+
+def test_a_result_narrower_than_its_inputs_is_not_accepted(capsys):
+    x = torch.arange(6.0).reshape(2, 3)
+    check_function("Exercise 4", lambda s: torch.softmax(s, dim=-1).half(), [(x,)], _softmax_ref)
+    assert line(capsys) == ("Exercise 4: not yet. On inputs (2, 3) float32 your function returns float16 for "
+                            "float32 inputs: keep the inputs' dtype (or a wider one), so that no precision is lost.")
+    check_function("Exercise 4", lambda s: torch.softmax(s.double(), dim=-1), [(x,)], _softmax_ref)
+    assert line(capsys) == "Exercise 4: correct."
+
+
+# --- probes and the fallback hint ------------------------------------------------------------------
+
+def _shift_by_min(x):
+    e = torch.exp(x - x.amin(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def test_a_probe_separates_a_lucky_implementation_and_is_named(capsys):
+    easy = [(torch.tensor([[1.0, 2.0, 3.0]]),)]
+    wide = Probe((torch.tensor([[0.0, 200.0]]),), "the row [0, 200]")
+    check_function("Exercise 4", _shift_by_min, easy, _softmax_ref)
+    assert line(capsys) == "Exercise 4: correct."  # lucky on small rows
+    check_function("Exercise 4", _shift_by_min, easy + [wide], _softmax_ref)
+    assert line(capsys) == "Exercise 4: not yet. On the probe the row [0, 200], at index (0, 1) expected 1.0, got nan."
+    named = Probe(wide.args, wide.label, "subtract the maximum")
+    check_function("Exercise 4", _shift_by_min, easy + [named], _softmax_ref)
+    assert line(capsys) == "Exercise 4: not yet. subtract the maximum"
+
+
+def test_a_gradient_probe_catches_a_nan_gradient_behind_right_weights(capsys):
+    scores = torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -1.0]])
+    mask = torch.tensor([[False, False, False], [True, True, False]])  # query 0 has no key
+
+    def reference(s, m):
+        w = torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)
+        return torch.where(m.any(dim=-1, keepdim=True), w, 0.0)
+
+    def additive_then_nan_to_num(s, m):
+        return torch.softmax(s + torch.zeros_like(s).masked_fill(~m, float("-inf")), dim=-1).nan_to_num(0.0)
+
+    probe = Probe((scores, mask), "a loss on query 1", loss=lambda w, args: w[1].sum() * 0 + (w[1] ** 2).sum())
+    check_function("Exercise 4", additive_then_nan_to_num, [(scores, mask)], reference)
+    assert line(capsys) == "Exercise 4: correct."  # the forward pass alone cannot tell
+    check_function("Exercise 4", additive_then_nan_to_num, [(scores, mask), probe], reference)
+    assert line(capsys).startswith("Exercise 4: not yet. On the probe a loss on query 1 your weights are right, "
+                                   "but their gradient is not finite")
+    check_function("Exercise 4", reference, [(scores, mask), probe], reference)
+    assert line(capsys) == "Exercise 4: correct."
+
+
+def test_first_difference_shows_index_expected_and_got_and_never_the_same_words_twice():
+    big = torch.zeros(3, 5)
+    wrong = big.clone()
+    wrong[1, 2] = 0.5
+    assert first_difference(wrong, big) == "at index (1, 2) expected 0.0, got 0.5"
+    assert describe(wrong) == describe(big)  # why the old fallback said the same words on both sides
+    assert first_difference(big.T, big) == "expected shape (3, 5), got shape (5, 3)"
+    assert first_difference(big.long(), big) == "expected a floating tensor (dtype float32), got dtype int64"
+    assert first_difference((2, 1, 0), [2, 1, 0]) != "expected [2, 1, 0], got [2, 1, 0]"
+    assert first_difference((big, wrong), (big, big)).startswith("in item 1 of the 2 you return, at index (1, 2)")
+
+
+def test_the_fallback_of_a_big_tensor_shows_where_it_differs(capsys):
+    x = torch.arange(15.0).reshape(3, 5)
+    check_function("Exercise 2", lambda t: t.float() + (t == 7).float(), [(x,)], lambda t: t.clone())
+    assert line(capsys) == "Exercise 2: not yet. On inputs (3, 5) float32, at index (1, 2) expected 7.0, got 8.0."
+
+
+def test_the_reference_runs_in_float64_and_the_learner_in_the_inputs_dtype(capsys):
+    seen = {"learner": [], "reference": []}
+
+    def learner(x):
+        seen["learner"].append(x.dtype)
+        return torch.softmax(x.float(), dim=-1)
+
+    def reference(x):
+        seen["reference"].append(x.dtype)
+        return torch.softmax(x, dim=-1)
+
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    check_function("Exercise 4", learner, [(x.half(),), (x,), (x.bfloat16(),)], reference)
+    assert line(capsys) == "Exercise 4: correct."
+    assert seen == {"learner": [torch.float16, torch.float32, torch.bfloat16], "reference": [torch.float64] * 3}
+
+
+def test_close_numbers_are_shown_with_enough_digits_to_differ():
+    assert first_difference(0.712149, 0.712051) == "expected 0.712051, got 0.712149"  # both 0.7121 at 4 digits
+    got, expected = torch.tensor([0.712149], dtype=torch.float64), torch.tensor([0.712051], dtype=torch.float64)
+    assert not same(got, expected)
+    assert first_difference(got, expected) == "at index 0 expected 0.712051, got 0.712149"
+
+
+def test_a_reference_that_cannot_take_float64_still_works(capsys):
+    weights = torch.tensor([[1.0], [2.0]])  # float32, inside the reference: float64 @ float32 raises
+
+    def reference(x):
+        return x @ weights
+
+    check_function("Exercise 1", lambda x: x @ weights, [(torch.ones(3, 2),)], reference)
+    assert line(capsys) == "Exercise 1: correct."
+    check_function("Exercise 1", lambda x: x @ weights + 1, [(torch.ones(3, 2),)], reference)
+    assert line(capsys) == "Exercise 1: not yet. On inputs (3, 2) float32, at index (0, 0) expected 3.0, got 4.0."

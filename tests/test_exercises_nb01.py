@@ -99,7 +99,7 @@ def weights_mistakes():
         (F.softmax(dots / 3, dim=-1), "divided by sqrt(Ev) = sqrt(9) = 3"),
         (F.softmax(dots / 4, dim=-1), "divided by d_k = 4"),
         (F.softmax(dots, dim=-1), "were not scaled"),
-        (torch.zeros(3, 5), "Expected tensor of shape (3, 5)"),
+        (torch.zeros(3, 5), "At index (0, 0) expected 0.2323, got 0.0."),
     ]
 
 
@@ -161,7 +161,8 @@ def test_attention_correct_and_stub(capsys):
     (attention_with(scale=lambda q, v: 1.0), "Your scores were not scaled"),
     (attention_with(softmax=False), "not 1: apply softmax"),
     (attention_with(transpose=lambda k: k.T), "key.transpose(-2, -1), instead of key.T"),
-    (lambda q, k, v: (torch.zeros(3, 9), torch.full((3, 5), 0.2)), "expected (output: tensor of shape (3, 9)"),
+    (lambda q, k, v: (torch.zeros(3, 9), torch.full((3, 5), 0.2)),
+     "in your output: at index (0, 0) expected -0.5371, got 0.0"),
 ])
 def test_attention_mistakes(capsys, wrong, hint):
     nb01.check_attention(wrong)

@@ -37,14 +37,15 @@ PREDICTIONS = {
         (1.5, "A weight lies between 0 and 1"),
         (-0.1, "A weight lies between 0 and 1"),
     ], 0.6),
-    "Exercise 4": (nb03.check_head_divisor, [8, 8.0], [
-        (math.sqrt(512), "22.6 is sqrt(E) = sqrt(512)"),
-        (64, "64 is Dh itself"),
-        (512, "512 is E"),
-        (math.sqrt(8), "2.83 is sqrt(H)"),
-        (0.125, "0.125 = 1/8 is the factor"),
-        (1, "1 means no scaling"),
-    ], 16),
+    "Exercise 4": (nb03.check_scaled_variance, [4, 4.0, 4.05, torch.tensor(4.0), 256 / 64], [
+        (1, "1 is what entries of variance 1 give"),
+        (256, "256 = 64 · 4 is the variance of q · k before the scale"),
+        (2, "2 is the standard deviation"),
+        (32, "32 = 256 / 8 divides the variance by sqrt(d_k)"),
+        (4 / 64, "0.0625 = 4 / 64 divides by d_k once too often"),
+        (5, "5 = 4 + 1 adds the two variances"),
+        (16, "16 squares the query's variance"),
+    ], 3.5),
 }
 
 

@@ -125,7 +125,8 @@ def test_expand_kv_correct_is_torchs_grouping(capsys):
 
 @pytest.mark.parametrize(("function", "hint"), [
     (lambda kv, hq: kv.repeat(1, hq // kv.shape[1], 1, 1), "what .repeat does"),
-    (lambda kv, hq: kv.repeat_interleave(hq // kv.shape[1], dim=0), "expected tensor of shape"),
+    (lambda kv, hq: kv.repeat_interleave(hq // kv.shape[1], dim=0),
+     "expected shape (1, 6, 3, 4), got shape (3, 2, 3, 4)"),
 ])
 def test_expand_kv_mistakes(capsys, function, hint):
     nb08.check_expand_kv(function)

@@ -58,7 +58,7 @@ def test_previous_token_score(capsys):
     assert said(capsys).startswith("Exercise 3: correct.")
     wrongs = {
         "the diagonal": lambda w: w.diagonal(dim1=-2, dim2=-1).mean(-1),
-        "offset=+1 is the next token": lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
+        "weights[h, i, i + 1]": lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
         "counting query 0": lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / w.shape[-1],
     }
     for words, wrong in wrongs.items():

@@ -27,7 +27,19 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, _fresh, _quietly, check_function, check_value, describe, report, same
+from . import (
+    Mistake,
+    _fresh,
+    _quietly,
+    check_function,
+    check_value,
+    describe,
+    first_difference,
+    read_value,
+    report,
+    same,
+    shape_of,
+)
 
 # Exercise 1: the sizes the learner predicts shapes for.
 TQ, TK, D_K, EV = 5, 7, 16, 32
@@ -36,10 +48,9 @@ CROSS_TQ, CROSS_TK, CROSS_D_K, CROSS_EV, DECODER_WIDTH, ENCODER_WIDTH = 2, 5, 4,
 
 
 def _shape(x: Any) -> Any:
-    """A shape as a tuple of ints when it looks like one (tuple, list, torch.Size), else unchanged."""
-    if isinstance(x, (tuple, list, torch.Size)) and all(isinstance(n, int) and not isinstance(n, bool) for n in x):
-        return tuple(x)
-    return x
+    """A shape as a tuple of ints when it holds one (tuple, list, torch.Size, 1-d tensor or array), else unchanged."""
+    shape = shape_of(x)
+    return shape if shape is not None else x
 
 
 def _all_one(sums: torch.Tensor) -> bool:
@@ -65,6 +76,9 @@ def _check_shapes(name: str, answer: dict[str, Any], expected: dict[str, tuple],
         report(name, "not yet", f"Fill in every shape: {', '.join(missing)} is still None.")
         return
     for key, value in answer.items():
+        if isinstance(value, str):
+            report(name, "not yet", f"Write {key} as a tuple of numbers, e.g. (2, 3), not the string {value!r}.")
+            return
         if not (isinstance(value, tuple) and all(isinstance(n, int) for n in value)):
             report(name, "not yet", f"Write each shape as a tuple of numbers, e.g. (2, 3); {key} is {describe(value)}.")
             return
@@ -99,7 +113,7 @@ def check_shapes(scores_shape: Any, weights_shape: Any, output_shape: Any) -> No
         ("output_shape", (TQ, TK), f"Your output_shape {o} is the weights' shape: the output is weights @ V, "
                                    f"(Tq, Tk) @ (Tk, Ev) = ({TQ}, {EV})."),
     ]
-    if w not in (None, Ellipsis) and s not in (None, Ellipsis) and w != s:  # before the 3 output rules
+    if isinstance(w, tuple) and isinstance(s, tuple) and w != s:  # before the 3 output rules
         hint = (f"Your weights_shape {w} differs from your scores_shape {s}: softmax only rescales each row, "
                 "so the weights have the scores' shape.")
         rules.insert(len(rules) - 3, ("weights_shape", w, hint))
@@ -158,8 +172,8 @@ def check_weights(my_weights: Any) -> None:
     """
     q, k, _ = exercise_3_inputs()
     dots = q @ k.T
-    expected = F.softmax(dots / 2, dim=-1)
-    got = my_weights
+    expected = F.softmax(dots.double() / 2, dim=-1)
+    got = read_value(my_weights, expected)  # a NumPy array or a list of rows is read as the tensor it holds
     mistakes = []
     if isinstance(got, torch.Tensor) and got.is_floating_point():
         got_d = got.detach().double()
@@ -185,8 +199,49 @@ def check_weights(my_weights: Any) -> None:
             Mistake("Your scores were not scaled: divide q @ k.T by sqrt(d_k) = 2 before the softmax.",
                     answer=F.softmax(dots, dim=-1)),
         ]
+        c = scale_used(got, dots) if got.shape == (3, 5) else None
+        hint = scale_hint(c, 4, ev=9, tk=5) if c is not None else None
+        if hint is not None:
+            mistakes.append(Mistake(hint, when=lambda a: True))
     check_value("Exercise 3", got, expected, mistakes,
                 correct="Each of the 3 rows is one query's weights over the 5 keys, summing to 1.")
+
+
+def scale_used(weights: torch.Tensor, dots: torch.Tensor) -> float | None:
+    """The factor c with ``weights == softmax(c * dots)`` over the last axis, or None when there is none.
+
+    Read off the learner's weights: log-weights minus their row mean are c times the centred dots.
+    """
+    w, d = weights.detach().double(), dots.detach().double()
+    if w.shape != d.shape or not bool((w > 0).all()) or not bool(torch.isfinite(w).all()):
+        return None
+    lw, dd = w.log() - w.log().mean(-1, keepdim=True), d - d.mean(-1, keepdim=True)
+    c = float((lw * dd).sum() / (dd * dd).sum())
+    if abs(c) < 1e-6:  # uniform weights: the scores were not used at all, no scale to name
+        return None
+    return c if torch.allclose(torch.softmax(c * d, dim=-1), w, atol=1e-4, rtol=1e-3) else None
+
+
+def scale_hint(c: float, d_k: int, *, ev: int | None = None, tk: int | None = None, e: int | None = None) -> str | None:
+    """Name the width a learner's scale ``c`` (scores multiplied by c) came from; None when c is right."""
+    right = 1 / math.sqrt(d_k)
+    if math.isclose(c, right, rel_tol=1e-3):
+        return None
+    root = math.sqrt(d_k)
+    fix = f"divide the scores by sqrt(d_k) = sqrt({d_k}) = {root:.4g}, query.shape[-1] ** 0.5."
+    known = [(1.0, "were not scaled at all"), (1 / d_k, f"were divided by d_k = {d_k}, not by its square root"),
+             (root, f"were multiplied by sqrt(d_k) = {root:.4g} instead of divided by it")]
+    if ev is not None:
+        known.append((1 / math.sqrt(ev), f"were divided by sqrt(Ev) = sqrt({ev}), the values' width, not d_k"))
+    if tk is not None:
+        known.append((1 / math.sqrt(tk), f"were divided by sqrt(Tk) = sqrt({tk}), the number of keys "
+                                         "(key.shape[-2]), not the width d_k"))
+    if e is not None:
+        known.append((1 / math.sqrt(e), f"were divided by sqrt({e}), the model's width, not the head's d_k"))
+    for value, what in known:
+        if math.isclose(c, value, rel_tol=1e-3):
+            return f"Your scores {what}: {fix}"
+    return f"Your scores were multiplied by {c:.4g} before the softmax, where 1/sqrt(d_k) = {right:.4g} is asked: {fix}"
 
 
 class _Pair:
@@ -249,6 +304,12 @@ def _check_pair_function(
                 matched = False
             if matched:
                 return hint(pair, args)
+        parts = pair.parts()
+        if parts is None:
+            return f"On inputs {_shapes_text(args)} expected a pair (output, weights), got {pair!r}."
+        for what, mine, theirs in zip(("output", "weights"), parts, expected):
+            if not same(mine, theirs):
+                return f"On inputs {_shapes_text(args)}, in your {what}: {first_difference(mine, theirs)}."
         return f"On inputs {_shapes_text(args)} expected {_Pair(expected)!r}, got {pair!r}."
 
     check_function(name, function, inputs, reference, diagnose=diagnose, on_error=on_error, correct=correct)
@@ -307,6 +368,20 @@ def _row_sums(got: _Pair) -> str:
     return _rounded(rows[:5]) + (", ..." if len(rows) > 5 else "")
 
 
+def _scale_text(got: _Pair, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> str | None:
+    parts = got.parts()
+    if parts is None:
+        return None
+    c = scale_used(parts[1], query @ key.transpose(-2, -1))
+    if c is None:
+        return None
+    return scale_hint(c, query.shape[-1], ev=value.shape[-1], tk=key.shape[-2])
+
+
+def _scaled_otherwise(got: _Pair, args: tuple) -> bool:
+    return _scale_text(got, *args[:3]) is not None
+
+
 def _attention_error(err: Exception, args: tuple) -> str | None:
     if args[0].dim() > 2:
         return (f"Your function works on matrices but raised {type(err).__name__} on batched inputs "
@@ -344,6 +419,7 @@ def check_attention(my_attention: Any) -> None:
         (_wrong(_attention_scaled_by(lambda q, v: 1.0)),
          lambda got, args: f"Your scores were not scaled: divide query @ key.transpose(-2, -1) by sqrt(d_k) = "
                            f"{math.sqrt(args[0].shape[-1]):.2f} before the softmax."),
+        (_scaled_otherwise, lambda got, args: _scale_text(got, args[0], args[1], args[2])),
         (_rows_not_one, lambda got, args: f"Your weights' rows sum to {_row_sums(got)}, not 1: apply softmax to the "
                                           "scaled scores over the keys, dim=-1."),
     ]
@@ -400,7 +476,12 @@ def check_cross_attention(my_cross_attention: Any) -> None:
                                              "return both, `return output, weights`."),
         (_is_swapped_cross, lambda got, args: "You return (weights, output): return them in the order "
                                               "(output, weights)."),
-    ] + [(_wrong(impl), lambda got, args, h=hint: h) for impl, hint in wrong]
+    ] + [(_wrong(impl), lambda got, args, h=hint: h) for impl, hint in wrong] + [
+        (_values_not_projected, lambda got, args: f"Your output is {tuple(got.parts()[0].shape)}, as wide as the "
+                                                  f"encoder ({args[1].shape[-1]}): the values were not projected. "
+                                                  "value = encoder @ W_v gives them the width Ev."),
+        (_cross_scaled_otherwise, lambda got, args: _cross_scale_text(got, args)),
+    ]
 
     def on_error(err: Exception, args: tuple) -> str | None:
         if args[0].shape != args[1].shape:  # the second input: decoder and encoder of different shapes
@@ -412,6 +493,21 @@ def check_cross_attention(my_cross_attention: Any) -> None:
                          on_error=on_error,
                          correct="Queries from the decoder, keys and values from the encoder: "
                                  "weights (Tq, Tk), output (Tq, Ev).")
+
+
+def _values_not_projected(got: _Pair, args: tuple) -> bool:
+    parts = got.parts()
+    decoder, encoder, W_q, W_k, W_v = args
+    return parts is not None and parts[0].shape[-1] == encoder.shape[-1] != W_v.shape[-1]
+
+
+def _cross_scale_text(got: _Pair, args: tuple) -> str | None:
+    decoder, encoder, W_q, W_k, W_v = args
+    return _scale_text(got, decoder @ W_q, encoder @ W_k, encoder @ W_v)
+
+
+def _cross_scaled_otherwise(got: _Pair, args: tuple) -> bool:
+    return _cross_scale_text(got, args) is not None
 
 
 def _is_swapped_cross(got: _Pair, args: tuple) -> bool:

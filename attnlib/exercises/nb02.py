@@ -14,23 +14,40 @@ from typing import Any
 
 import torch
 
-from attnlib.exercises import Mistake, check_function, check_value, same
+from attnlib.exercises import (
+    Mistake,
+    Probe,
+    _flat_numbers,
+    _is_number,
+    _scalar,
+    check_function,
+    check_value,
+    decimals_tolerance,
+    number_in_string,
+    report,
+    same,
+)
 
 # ----------------------------------------------------------------------------- shared helpers
 
 
 def numbers_of(answer: Any) -> tuple[float, ...] | None:
-    """A prediction as a tuple of floats (from a number, tuple, list or tensor), or None if it is not numbers."""
-    if isinstance(answer, bool):
+    """A prediction as a tuple of floats, or None if it is not numbers.
+
+    Reads what :func:`attnlib.exercises.read_value` reads: Python numbers, NumPy scalars and arrays,
+    tensors, ``Fraction``, and lists or tuples of these. A boolean or a string is not a number.
+    """
+    if answer is None or isinstance(answer, (str, bytes, dict)):
         return None
-    if isinstance(answer, (int, float)):
-        return (float(answer),)
-    if isinstance(answer, torch.Tensor):
-        return tuple(float(x) for x in answer.detach().flatten().tolist())
-    plain = (int, float)
-    if isinstance(answer, (tuple, list)) and all(isinstance(x, plain) and not isinstance(x, bool) for x in answer):
-        return tuple(float(x) for x in answer)
-    return None
+    value = _scalar(answer)
+    if isinstance(value, bool):
+        return None
+    if _is_number(value):
+        return (float(value),)
+    flat = _flat_numbers(answer)
+    if flat is None or not all(_is_number(v) for v in flat):
+        return None
+    return tuple(float(v) for v in flat)
 
 
 def near(got: Sequence[float], want: Sequence[float], tol: float) -> bool:
@@ -98,6 +115,9 @@ def check_key1_column(answer: Any) -> None:
     1/3 (split over the 3 keys instead of the 2 queries), and weights that do not sum to 1.
     """
     name = "Exercise 1"
+    if (hint := number_in_string(answer)) is not None:
+        report(name, "not yet", hint)
+        return
     got = numbers_of(answer)
     expected = (0.5, 0.5)
     mistakes = []
@@ -115,7 +135,7 @@ def check_key1_column(answer: Any) -> None:
                     "scores are equal.", when=lambda _: len(got) == 2 and abs(sum(got) - 1) > 0.02),
         ]
     check_value(name, torch.tensor(got, dtype=torch.float64) if got else answer,
-                torch.tensor(expected, dtype=torch.float64), mistakes, atol=0.01, rtol=0,
+                torch.tensor(expected, dtype=torch.float64), mistakes, atol=decimals_tolerance(2), rtol=0,
                 correct="Two equal scores in a column of 2 share the key's unit: 0.5 each, though neither "
                         "query asked for key 1.")
 
@@ -135,6 +155,10 @@ def check_tau_limits(max_at_small_tau: Any, max_at_large_tau: Any) -> None:
     if any(a is None or a is Ellipsis for a in (max_at_small_tau, max_at_large_tau)):
         check_value(name, None, None)
         return
+    for answer in (max_at_small_tau, max_at_large_tau):
+        if (hint := number_in_string(answer)) is not None:
+            report(name, "not yet", hint)
+            return
     small, large = numbers_of(max_at_small_tau), numbers_of(max_at_large_tau)
     expected = tuple(torch.softmax(ROW / tau, dim=-1).max().item() for tau in (0.01, 100.0))  # about (1.0, 0.169)
     if small is None or large is None or len(small) != 1 or len(large) != 1:
@@ -155,7 +179,7 @@ def check_tau_limits(max_at_small_tau: Any, max_at_large_tau: Any) -> None:
                 "the largest score wins: its weight goes to 1, the others to 0.", when=lambda _: got[0] < 0.5),
     ]
     check_value(name, torch.tensor(got, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64),
-                mistakes, atol=0.01, rtol=0,
+                mistakes, atol=decimals_tolerance(2), rtol=0,
                 correct="A tiny tau makes the row one-hot, a huge one makes it uniform; the order never changes.")
 
 
@@ -195,9 +219,24 @@ def check_attention_weights(function: Any) -> None:
 BIG = torch.tensor([[1.0, 2.0, 3.0], [100.0, 101.0, 103.0], [-1000.0, -1001.0, -1003.0]])  # 3 rows, Tk = 3
 
 
-def _softmax_inputs() -> list[tuple]:
+def _wide_row_hint(row: str) -> Callable[[Any, Any, tuple], str | None]:
+    """The hint of a probe row with a wide spread: NaN there means the row maximum was not what was subtracted."""
+    def hint(got: Any, expected: Any, args: tuple) -> str | None:
+        if not isinstance(got, torch.Tensor) or not got.is_floating_point() or bool(got.isfinite().all()):
+            return None
+        return (f"On the row {row} your weights are NaN, though the rows near 100 and -1000 passed: you subtracted "
+                "something other than each row's maximum (its minimum, its mean or its first score?), which leaves "
+                "an exponent far above 0, and exp(89) already overflows float32 to inf, so the row is inf / inf. "
+                "Subtract x.amax(dim=-1, keepdim=True): every exponent is then at most 0.")
+    return hint
+
+
+def _softmax_inputs() -> list[tuple | Probe]:
     g = torch.Generator().manual_seed(3)
-    return [(BIG,), (5 * torch.randn(2, 3, 4, 5, generator=g),)]
+    return [(BIG,),
+            Probe((torch.tensor([[0.0, 200.0]]),), "the row [0, 200]", _wide_row_hint("[0, 200]")),
+            Probe((torch.tensor([[-1000.0, 0.0, 5.0]]),), "the row [-1000, 0, 5]", _wide_row_hint("[-1000, 0, 5]")),
+            (5 * torch.randn(2, 3, 4, 5, generator=g),)]
 
 
 def _naive(x: torch.Tensor) -> torch.Tensor:
@@ -228,9 +267,11 @@ def _same_with_nan(got: Any, wrong: torch.Tensor) -> bool:
 def check_stable_softmax(function: Any) -> None:
     """Exercise 4 (write): ``my_softmax(x)`` over the last axis that does not overflow, without torch.softmax.
 
-    Run on rows of scores around 1, 100 and -1000, then on random (B, H, Tq, Tk) scores. Names: no
-    maximum subtracted (NaN rows, counted), one maximum for the whole tensor (x.max()), the row
-    maxima or the row sums taken without keepdim=True, and a softmax over the wrong axis.
+    Run on rows of scores around 1, 100 and -1000, then on the probes [0, 200] and [-1000, 0, 5]
+    (rows with a wide spread, where subtracting anything but the row maximum overflows), then on
+    random (B, H, Tq, Tk) scores. Names: no maximum subtracted (NaN rows, counted), one maximum for
+    the whole tensor (x.max()), the row maxima or the row sums taken without keepdim=True, the
+    minimum, mean or first score subtracted instead of the maximum, and a softmax over the wrong axis.
     """
     def diagnose(args: tuple, got: Any) -> str | None:
         (x,) = args
@@ -278,7 +319,8 @@ def check_temperature_softmax(function: Any) -> None:
 
     Run at tau = 0.5, 4 and 2. Names, quoting the learner's largest weight or row sums: scores
     multiplied by tau (sharper where it should be flatter), the weights divided by tau after the
-    softmax (rows sum to 1 / tau), tau ignored, and a softmax over the wrong axis.
+    softmax (rows sum to 1 / tau), tau ignored, a softmax over the wrong axis, and weights changed
+    after the softmax without normalising them again (e.g. raised to the power 1 / tau).
     """
     def diagnose(args: tuple, got: Any) -> str | None:
         scores, tau = args
@@ -297,7 +339,18 @@ def check_temperature_softmax(function: Any) -> None:
         if same(got, torch.softmax(scores, dim=-1)):
             return (f"your weights are the same at tau = {tau} as at tau = 1 (largest {top:.4f}, expected {want:.4f}): "
                     "tau is not used. Divide the scores by it before the softmax.")
-        return wrong_axis_hint(got)
+        axis = wrong_axis_hint(got)
+        if axis is not None:
+            return axis
+        sums = got.double().sum(dim=-1).flatten()
+        if bool(torch.isfinite(sums).all()) and not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+            if same(got, torch.softmax(scores, dim=-1) ** (1 / tau)):
+                how = "you raised the weights to the power 1 / tau after the softmax, and that does not keep the sum"
+            else:
+                how = "something after the softmax changed the weights without normalising them again"
+            return (f"at tau = {tau} your first row sums to {sums[0].item():.4g}, not 1: {how}. softmax(scores / tau) "
+                    "is that sharpening done right: e^(s / tau) normalised over the keys.")
+        return None
 
     check_function_diagnosed("Exercise 5", function, _temperature_inputs(), _softmax_tau, diagnose,
                              correct="Below 1 sharper, above 1 flatter, the order of the keys unchanged.")

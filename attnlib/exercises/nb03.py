@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from attnlib.exercises import Mistake, check_value
+from attnlib.exercises import Mistake, check_value, decimals_tolerance, number_in_string, report
 from attnlib.exercises.nb02 import check_function_diagnosed, numbers_of
 
 
@@ -23,6 +23,9 @@ def _one_number(answer: Any) -> float | None:
 def _check_number(name: str, answer: Any, expected: float, mistakes: list[tuple[float, float, str]], *,
                   tol: float, correct: str) -> None:
     """check_value for one predicted number; each mistake is (wrong value, its tolerance, hint)."""
+    if (hint := number_in_string(answer)) is not None:
+        report(name, "not yet", hint)
+        return
     got = _one_number(answer)
     named = [Mistake(hint, when=lambda _a, w=wrong, t=t: got is not None and abs(got - w) <= t)
              for wrong, t, hint in mistakes]
@@ -73,7 +76,8 @@ def check_iiith_scaled(answer: Any) -> None:
                                 "divides their variance by 6."),
         (SOURCE_UNSCALED / 36, 0.005, "0.11 = 4.09 / 36 divides the variance by 6² = d_k²: that is dividing the "
                                       "scores by d_k. Dividing them by sqrt(6) divides the variance by 6."),
-    ], tol=0.01, correct="4.09 / 6 = 0.68: dividing the scores by sqrt(d_k) divides their variance by exactly d_k.")
+    ], tol=decimals_tolerance(2),
+        correct="4.09 / 6 = 0.68: dividing the scores by sqrt(d_k) divides their variance by exactly d_k.")
 
 
 # ----------------------------------------------------------------------------- exercise 3
@@ -102,25 +106,35 @@ def check_top_weight_prediction(answer: Any) -> None:
 
 # ----------------------------------------------------------------------------- exercise 4
 
+QUERY_VARIANCE, KEY_VARIANCE, WIDTH = 4.0, 1.0, 64  # Exercise 4: queries of variance 4, keys of variance 1
 
-def check_head_divisor(answer: Any) -> None:
-    """Exercise 4 (predict): the number a head divides its scores by when E = 512 and H = 8; expected 8.
 
-    Names: sqrt(512) = 22.6 (sqrt(E) instead of sqrt(Dh)), 64 (Dh without the square root),
-    512 (E), sqrt(8) = 2.83 (sqrt(H)), 0.125 (the factor 1/8 instead of the divisor), 1 (no scaling).
+def check_scaled_variance(answer: Any) -> None:
+    """Exercise 4 (predict): Var(q · k / sqrt(d_k)) at d_k = 64 for query entries of variance 4, key entries of 1.
+
+    Each product q_i k_i has variance 4 · 1 = 4, the 64 of them add up to 256, and dividing the scores
+    by sqrt(64) = 8 divides the variance by 64: 4 (one decimal). Names: 1 (the unit-variance answer:
+    the scale removes the growth with d_k, not the level), 256 (before the scale), 2 (the standard
+    deviation), 32 (the variance divided by sqrt(d_k) instead of d_k), 0.0625 (divided by d_k once
+    too often), 5 (the two variances added instead of multiplied), 16 (the query's variance squared).
     """
-    _check_number("Exercise 4", answer, 8.0, [
-        (math.sqrt(512), 0.05, "22.6 is sqrt(E) = sqrt(512), the width of the whole model. Each head's queries and "
-                               "keys are Dh = E / H = 64 wide, and that is the d_k of its dot products: "
-                               "divide by sqrt(Dh)."),
-        (64.0, 0.01, "64 is Dh itself: dividing by d_k instead of sqrt(d_k) shrinks the variance to 1/64 and "
-                     "flattens the weights. Divide by its square root."),
-        (512.0, 0.01, "512 is E: per head the width is Dh = E / H = 64, and the divisor is its square root."),
-        (math.sqrt(8), 0.02, "2.83 is sqrt(H). The divisor is the square root of the head width Dh = E / H."),
-        (0.125, 0.001, "0.125 = 1/8 is the factor the scores are multiplied by (attnlib's scale); the divisor "
-                       "asked for is its inverse."),
-        (1.0, 0.01, "1 means no scaling: each head's dot products have Dh = 64 terms, so their variance is 64."),
-    ], tol=0.01, correct="Each head's d_k is Dh = 512 / 8 = 64, so its scores are divided by sqrt(64) = 8.")
+    expected = QUERY_VARIANCE * KEY_VARIANCE * WIDTH / WIDTH
+    _check_number("Exercise 4", answer, expected, [
+        (1.0, 0.1, "1 is what entries of variance 1 give. The scale removes the growth with d_k, not the level: "
+                   "here each product q_i k_i has variance 4 · 1 = 4, so the scaled scores keep variance 4."),
+        (256.0, 0.5, "256 = 64 · 4 is the variance of q · k before the scale. Dividing the scores by sqrt(64) = 8 "
+                     "divides their variance by 8² = 64."),
+        (2.0, 0.1, "2 is the standard deviation of the scaled scores; the variance is its square, 4."),
+        (32.0, 0.1, "32 = 256 / 8 divides the variance by sqrt(d_k). Dividing the scores by c divides their "
+                    "variance by c²: 256 / 64."),
+        (0.0625, 0.01, "0.0625 = 4 / 64 divides by d_k once too often: the 64 products of variance 4 add up to "
+                       "256, and the scale divides that by 64."),
+        (5.0, 0.1, "5 = 4 + 1 adds the two variances. For a product of independent mean-0 entries they "
+                   "multiply: Var(q_i k_i) = 4 · 1 = 4; then the 64 products add and the scale divides by 64."),
+        (16.0, 0.1, "16 squares the query's variance. For independent mean-0 entries Var(q_i k_i) = "
+                    "Var(q_i) Var(k_i) = 4 · 1 = 4."),
+    ], tol=decimals_tolerance(1), correct="Var(q_i k_i) = 4 · 1, 64 of them add to 256, and / sqrt(64) divides "
+                                          "the variance by 64: the scale fixes the growth, the level stays 4.")
 
 
 # ----------------------------------------------------------------------------- exercise 5
@@ -185,5 +199,5 @@ def check_scaled_scores(function: Any) -> None:
                              correct="Divided by sqrt of the width the dot products run over, per head.")
 
 
-__all__ = ["check_head_divisor", "check_iiith_scaled", "check_scaled_scores", "check_top_weight_prediction",
+__all__ = ["check_iiith_scaled", "check_scaled_scores", "check_scaled_variance", "check_top_weight_prediction",
            "check_variance_prediction"]

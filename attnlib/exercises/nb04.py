@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value, describe, same
+from . import Mistake, Probe, check_function, check_value, describe, same, shape_of
 
 __all__ = [
     "check_cache_causal_mask",
@@ -81,7 +81,8 @@ def check_combined_shape(answer: Any) -> None:
     (3, 1, 1, 3), as if ``&`` kept its left operand; a lost head axis (3, 3, 3); a head axis
     filled in (3, 3, 3, 3); too few axes (3, 3).
     """
-    got = tuple(answer) if isinstance(answer, (list, torch.Size)) else answer
+    shape = shape_of(answer)  # a tuple, list, torch.Size, 1-d tensor or array of ints
+    got = shape if shape is not None else answer
     mistakes = [
         Mistake(f"{got} is the padding mask's own shape: & broadcasts both masks, so on axis 2 the padding "
                 "mask's 1 meets the causal mask's Tq = 3 and becomes 3.", answer=(3, 1, 1, 3)),
@@ -168,6 +169,16 @@ def _diagnose_decoder(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
     if shape != tuple(expected.shape):
         return f"Your mask has shape {shape}; expected (B, 1, Tq, Tk) = {tuple(expected.shape)}."
     keys = real[:, None, None, :]
+    if torch.equal(got, keys & real[:, None, :, None] & tril):
+        return ("You hid the padded queries' rows as well: a padding mask is a key mask, (B, 1, 1, Tk), that hides "
+                "padded columns; a padded query may keep its row (the loss mask drops its output). Use "
+                "real[:, None, None, :] & tril only.")
+    if torch.equal(got, real[:, None, :, None] & tril):
+        return ("Your padding mask runs along the queries: real[:, None, :, None] is (B, 1, Tq, 1) and hides rows. "
+                "It must hide the padded keys, the columns: real[:, None, None, :], (B, 1, 1, Tk).")
+    if torch.equal(got, keys & torch.ones(T, T).tril(-1).bool()):
+        return ("Your query i may not attend to itself: tril(-1) leaves out the diagonal. Query i sees keys 0..i, "
+                "its own included: tril() (or j <= i).")
     n_got, n_exp = int(got.sum()), int(expected.sum())
     if torch.equal(got, ~expected):
         return ("Your mask is True exactly where a query may NOT attend: that is nn.MultiheadAttention's "
@@ -215,14 +226,31 @@ def _safe_reference(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
 
 
-def _softmax_inputs() -> list[tuple[torch.Tensor, torch.Tensor]]:
+LOSS_VALUES = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)  # (Tk, Ev): the values of the loss-mask probe
+
+
+def _loss_on_real_queries(weights: Any, args: tuple) -> torch.Tensor:
+    """P2's loss mask: a loss on the outputs of the real queries 2 and 3 only (weights (1, 4, 4) @ values (4, 3))."""
+    return (weights @ LOSS_VALUES.to(weights.dtype))[..., 2:, :].sum()
+
+
+NAN_GRADIENT = ("Your weights are right, but under P2's loss mask (a loss on the real queries 2 and 3 only) the "
+                "gradient of the scores is NaN in the rows of queries 0 and 1, which have no key: their softmax is "
+                "0/0 = NaN, and whatever repairs the weights after it (nan_to_num, a where on the weights) hides the "
+                "NaN only going forward; backward, 0 · NaN = NaN flows on into the scores, and with an additive "
+                "-inf mask nothing stops it. Fill with scores.masked_fill(~mask, float('-inf')) (it sends no "
+                f"gradient to the masked scores), then zero the empty rows: {GUARD}.")
+
+
+def _softmax_inputs() -> list[tuple | Probe]:
     gen = torch.Generator().manual_seed(0)
     left = torch.tensor([False, False, True, True])  # left padding: two pads, two real tokens
     mask = left & torch.ones(4, 4).tril().bool()  # (Tq, Tk): queries 0 and 1 have no key
     scores = torch.randn(1, 4, 4, generator=gen)  # (B, Tq, Tk)
     keys = torch.tensor([[True] * 5, [True, True, False, False, False]])[:, None, None, :]  # (B, 1, 1, Tk)
     scores4 = torch.randn(2, 2, 3, 5, generator=gen)  # (B, H, Tq, Tk)
-    return [(scores, mask), (scores4, keys), (scores.half(), mask)]
+    return [(scores, mask), (scores4, keys), (scores.half(), mask),
+            Probe((scores, mask), "P2's loss-mask example", NAN_GRADIENT, loss=_loss_on_real_queries)]
 
 
 def _diagnose_softmax(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> str | None:
@@ -241,6 +269,13 @@ def _diagnose_softmax(got: torch.Tensor, expected: torch.Tensor, args: tuple) ->
         return (f"Your rows for queries {queries}, which have no key they may attend to, put {1 / tk:.4g} = 1/Tk "
                 "on every key, padding and future included: a finite fill such as -1e9 or finfo.min makes "
                 f"them uniform. Fill with float('-inf'), then zero those rows: {GUARD}.")
+    after = torch.softmax(scores.float(), dim=-1) * mask
+    if same(got, after, atol=1e-3, rtol=1e-3):
+        sums = [round(float(x), 2) for x in got[~empty].sum(dim=-1).flatten()[:4]]
+        return (f"Your weights are 0 on the masked keys, but your rows with an allowed key sum to {sums}, not 1: you "
+                "masked after the softmax, so the allowed keys keep only their share of a softmax that counted the "
+                "masked ones too. Mask the scores before it, scores.masked_fill(~mask, float('-inf')), so that the "
+                f"softmax renormalises over the allowed keys; then zero the empty rows: {GUARD}.")
     flipped = _safe_reference(scores, ~mask).float()
     if same(got, flipped, atol=1e-3, rtol=1e-3):
         blocked = (~mask.expand(scores.shape)) & (got > 0)
@@ -272,9 +307,12 @@ def check_safe_masked_softmax(function: Any) -> None:
     """Exercise 4: ``safe_masked_softmax(scores, mask)``: masked weights, all-zero rows where no key is allowed.
 
     Run on left padding & causal (1, 4, 4), where queries 0 and 1 have no key; on (2, 2, 3, 5)
-    scores with a (B, 1, 1, Tk) key mask; and on the first case in float16. Names: NaN rows (-inf
-    without a guard); uniform rows (a finite fill such as minus 10^9); the polarity flipped; rows that do
-    not sum to 1 (softmax over the wrong axis); a failure on float16 (minus 10^9 overflows).
+    scores with a (B, 1, 1, Tk) key mask; on the first case in float16 (compared at float16's
+    tolerance against a float64 reference, so weights computed in float32 pass); then a backward pass
+    under P2's loss mask (a loss on the real queries only), whose gradient must be finite. Names: NaN
+    rows (-inf without a guard); uniform rows (a finite fill such as minus 10^9); the polarity
+    flipped; rows that do not sum to 1 (softmax over the wrong axis); a failure on float16 (minus
+    10^9 overflows); a NaN gradient (an additive -inf mask repaired after the softmax).
     """
     _judge_function("Exercise 4", function, _softmax_inputs(), _safe_reference, _diagnose_softmax,
                     on_error=_softmax_error,

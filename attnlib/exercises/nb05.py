@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value, report
+from . import Mistake, check_function, check_value, read_value, report
 from . import shape_of as _shape_of
 
 __all__ = [
@@ -114,7 +114,7 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_heads: int, *
     """Multi-head attention without projections, with one of the classic mistakes switched on."""
     e = q.shape[-1]
     qh, kh, vh = (split(p, num_heads) for p in (q, k, v))  # (B, T, E) -> (B, H, T, Dh)
-    d_k = e if scale_width == "E" else e // num_heads
+    d_k = {"E": e, "Dh": e // num_heads, "none": 1}[scale_width]
     weights = (qh @ kh.transpose(-2, -1) / math.sqrt(d_k)).softmax(dim=softmax_dim)  # (B, H, Tq, Tk)
     return merge(weights @ vh)  # (B, H, Tq, Dh) -> (B, Tq, E)
 
@@ -157,10 +157,12 @@ def check_split_shape(answer: Any) -> None:
 def check_head_scale(answer: Any) -> None:
     """Exercise 2: the number each head divides its scores by, for E = 512 and H = 8.
 
-    Expected sqrt(Dh) = sqrt(64) = 8 (to 1 %). Named mistakes: sqrt(E) = 22.63 (the full width's
-    scale, the notebook's "sqrt(E) instead of sqrt(Dh)"); 64 = Dh without the square root; 512 = E;
-    sqrt(H) = 2.83; 1/8 = 0.125 (the factor the scores are multiplied by, not divided by).
+    Expected sqrt(Dh) = sqrt(64) = 8 (to 2 decimals, as the prompt asks). Named mistakes: sqrt(E) =
+    22.63 (the full width's scale, the notebook's "sqrt(E) instead of sqrt(Dh)"); 64 = Dh without the
+    square root; 512 = E; sqrt(H) = 2.83; 1/8 = 0.125 (the factor the scores are multiplied by, not
+    divided by).
     """
+    answer = read_value(answer, 8.0)  # a 0-d tensor, NumPy number or Fraction is read as its number
     shown = _num(answer)
     mistakes = [
         Mistake(f"{shown} is sqrt(E) = sqrt(512) = 22.63, the scale of one head of full width. Each head's "
@@ -176,7 +178,7 @@ def check_head_scale(answer: Any) -> None:
         Mistake(f"{shown} = 1/8 is what the scores are multiplied by. The question asks for the divisor, "
                 "sqrt(d_k).", when=_close_to(1 / 8)),
     ]
-    check_value("Exercise 2", answer, 8.0, mistakes, rtol=0.01,
+    check_value("Exercise 2", answer, 8.0, mistakes, decimals=2,
                 correct="Each head divides by sqrt(Dh) = sqrt(512 / 8) = 8, not by sqrt(E) = 22.63.")
 
 
@@ -193,13 +195,22 @@ def _tokens_in_row(out: torch.Tensor) -> list[list[int]]:
     return [sorted({int(v) // 10 for v in out[0, t].tolist()}) for t in range(out.shape[1])]
 
 
+def _own_token_other_order(got: Any) -> bool:
+    """For a merge of labelled heads: every row holds only its own token's values (tens digit), in a wrong order."""
+    if not isinstance(got, torch.Tensor) or got.dim() != 3:
+        return False
+    tokens = torch.arange(got.shape[1]).view(1, -1, 1)
+    return bool((torch.div(got, 10, rounding_mode="floor") == tokens).all())
+
+
 def check_merge_heads(function: Any) -> None:
     """Exercise 4: ``my_merge_heads(x)``, (B, H, T, Dh) -> (B, T, E), ending in ``.view``.
 
     Run on contiguous (B, H, T, Dh) heads of a labelled input (entry = 10 * token + feature), so that
     ``view`` straight after ``transpose`` raises. Named mistakes: the RuntimeError of ``view`` after
     ``transpose`` (hint: .contiguous() or .reshape); a merge without the transpose (the hint lists the
-    tokens each of the learner's rows holds); the transpose without the final reshape (4 axes back).
+    tokens each of the learner's rows holds); rows that hold their own token's features in another
+    order (a permute that puts Dh before H); the transpose without the final reshape (4 axes back).
     """
     name = "Exercise 4"
     inputs = _merge_inputs()
@@ -216,6 +227,10 @@ def check_merge_heads(function: Any) -> None:
         Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, E), so each row mixes tokens" + rows
                 + ". Move the heads back behind the tokens first: x.transpose(1, 2), then "
                 ".contiguous().view(B, T, E).", answer=_merge_without_transpose),
+        Mistake("Each of your rows holds its own token's features, but in another order: the merge must put head 0's "
+                "Dh features first, then head 1's, side by side. Transpose to (B, T, H, Dh) with x.transpose(1, 2) "
+                "and merge the last two axes; a permute that puts Dh before H interleaves the heads.",
+                when=_own_token_other_order),
         Mistake("Your result has 4 axes, (B, T, H, Dh): the transpose is right, now merge the last two "
                 "axes into E = H * Dh with .contiguous().view(B, T, H * Dh).",
                 when=lambda got: isinstance(got, torch.Tensor) and got.dim() == 4),
@@ -247,8 +262,9 @@ def check_multi_head_attention(function: Any) -> None:
     merge back to (B, Tq, E). Run on self-attention (T = 4) and cross-attention (Tq = 3, Tk = 5)
     inputs with E = 12 and H = 3. Named mistakes: scaling by sqrt(E) instead of sqrt(Dh); splitting
     with a reshape straight to (B, H, T, Dh) (no transpose: heads get other tokens' features);
-    merging without the transpose back; softmax over the queries (dim=-2); and the RuntimeError of
-    ``view`` after ``transpose``.
+    merging without the transpose back; no scaling; num_heads ignored (one head of width E); softmax
+    over the queries (dim=-2); keys and values reshaped with Tq (fails on cross-attention); and the
+    RuntimeError of ``view`` after ``transpose``.
     """
     name = "Exercise 5"
     inputs = _attention_inputs()
@@ -269,11 +285,24 @@ def check_multi_head_attention(function: Any) -> None:
         Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose), so the heads hold the wrong "
                 "features. Reshape to (B, T, H, Dh) first, then .transpose(1, 2).",
                 answer=lambda q, k, v, h: _attend(q, k, v, h, split=_split_without_transpose)),
+        Mistake("Your heads are not scaled: each head's scores must be divided by sqrt(d_k) = sqrt(Dh) = sqrt(4) = 2, "
+                "the width of one head's queries.", answer=lambda q, k, v, h: _attend(q, k, v, h, scale_width="none")),
+        Mistake("Your function ignores num_heads: it computes one head of width E = 12. Split q, k and v into H = 3 "
+                "heads of Dh = E / H = 4 features, (B, T, E) -> (B, H, T, Dh), attend in every head, then merge.",
+                answer=lambda q, k, v, h: _attend(q, k, v, 1)),
         Mistake("Your softmax ran over the queries (dim=-2): each key's weights sum to 1 instead of each "
                 "query's. Use softmax(dim=-1), the keys' axis of (B, H, Tq, Tk).",
                 answer=lambda q, k, v, h: _attend(q, k, v, h, softmax_dim=-2)),
     ]
-    check_function(name, function, inputs, _reference_attention, mistakes,
+    def on_error(err: Exception, args: tuple) -> str | None:
+        q, k, _, _ = args
+        if q.shape[1] != k.shape[1] and isinstance(err, RuntimeError):
+            return (f"Your function raised RuntimeError on cross-attention, Tq = {q.shape[1]} queries and Tk = "
+                    f"{k.shape[1]} keys (self-attention passed): reshape k and v with their own length, "
+                    "k.shape[1] (or -1), not the queries' Tq.")
+        return None
+
+    check_function(name, function, inputs, _reference_attention, mistakes, on_error=on_error,
                    correct="Split, scale by 1/sqrt(Dh), softmax over the keys, weights @ v, merge: "
                            "all heads in one batched call.")
 
@@ -290,6 +319,7 @@ def check_parameter_count(answer: Any) -> None:
     as Dh x Dh matrices); 1128 = 3 H (E^2 + E) + H E^2 + E (full-width heads, as in section 2).
     """
     e, h, dh = 8, 4, 2
+    answer = read_value(answer, 4 * e * e + 4 * e)  # e.g. a 0-d tensor from summing p.numel()
     mistakes = [
         Mistake(f"{answer} = 4 * {e}^2 counts the four (E, E) matrices but not their biases: "
                 f"four vectors of length E = {e} add {4 * e}.", answer=4 * e * e),

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, number_in_string, read_value, report
 from . import shape_of as _shape_of
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
@@ -47,11 +47,10 @@ SCALED_QUERIES, SCALED_KEYS = 5, 7
 
 
 def _number(answer: Any) -> float | None:
-    """The answer as a float, or None when it is not a plain number (a one-element tensor is fine)."""
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return float(answer)
+    """The answer as a float, or None when it holds no single number (a 0-d tensor, NumPy number, Fraction)."""
+    value = read_value(answer, 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
     return None
 
 
@@ -123,6 +122,9 @@ def check_largest_weight(answer: Any) -> None:
     1/5 (uniform over the 5 queries instead of the 7 keys); a number below 1/7 (the 7 weights of a
     query sum to 1, so the largest is at least 1/7); a number outside [0, 1].
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 2", "not yet", hint)
+        return
     value = _number(answer)
     uniform = 1 / SCALED_KEYS
     shown = f"{value:.3g}" if value is not None else repr(answer)
@@ -171,6 +173,16 @@ def _no_tanh(queries, keys, W_q, W_k, w_v):
     return (q.unsqueeze(2) + k.unsqueeze(1)) @ w_v
 
 
+def _tanh_each_side(queries, keys, W_q, W_k, w_v):
+    q, k = _project(queries, keys, W_q, W_k)
+    return (torch.tanh(q).unsqueeze(2) + torch.tanh(k).unsqueeze(1)) @ w_v
+
+
+def _features_summed(queries, keys, W_q, W_k, w_v):
+    q, k = _project(queries, keys, W_q, W_k)
+    return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)).sum(dim=-1)
+
+
 def _softmax_of_scores(queries, keys, W_q, W_k, w_v):
     return torch.softmax(_reference_pair_scores(queries, keys, W_q, W_k, w_v), dim=-1)
 
@@ -193,7 +205,8 @@ def check_pair_scores(function: Any) -> None:
     (no unsqueeze: a (B, T) result, query i with key i only); the new axes swapped (the transpose,
     (B, Tk, Tq)); tanh applied after w_v; no tanh; the (B, Tq, Tk, h) features returned without w_v;
     a trailing axis of 1 (w_v used as an (h, 1) matrix, not squeezed); softmax weights returned
-    instead of scores. The hints quote the shape or values of the learner's output.
+    instead of scores; tanh applied to each side before the sum; the h features summed instead of
+    weighted by w_v. The hints quote the shape or values of the learner's output.
     """
     inputs = _pair_score_inputs()
     got = _first_output(function, inputs)
@@ -210,6 +223,11 @@ def check_pair_scores(function: Any) -> None:
         Mistake(f"tanh came after w_v: all your scores lie within +-{spread}, squashed one by one. The formula "
                 "squashes the h hidden units first and then weighs them: w_v . tanh(W_q q + W_k k).",
                 answer=_tanh_after_w_v),
+        Mistake("you applied tanh to each side on its own and added the results: the sum goes inside the tanh, "
+                "w_v . tanh(W_q q + W_k k), so that the query and the key interact before the squashing.",
+                answer=_tanh_each_side),
+        Mistake("you summed the h hidden units of each pair: w_v weighs them, each with its own weight, "
+                "features @ w_v (a plain sum is w_v full of ones).", answer=_features_summed),
         Mistake("no tanh: without it the query's term w_v . W_q q is the same along its whole row, and the "
                 "softmax ignores it. Apply torch.tanh to the (B, Tq, Tk, h) sum before w_v.", answer=_no_tanh),
         Mistake(f"your output has shape {shape}: these are the (B, Tq, Tk, h) tanh features. Finish with w_v, "
@@ -252,6 +270,10 @@ def _mask_without_query_axis(scores, valid_lens):
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 
 
+def _zeroed_after_softmax(scores, valid_lens):
+    return torch.softmax(scores, dim=-1) * _key_mask(scores, valid_lens)
+
+
 def _filled_with_zero(scores, valid_lens):
     return torch.softmax(scores.masked_fill(~_key_mask(scores, valid_lens), 0.0), dim=-1)
 
@@ -268,8 +290,9 @@ def check_masked_weights(function: Any) -> None:
 
     Names: no mask (padded keys get weight); a mask of the wrong polarity (weight on the padding, none
     on the real keys); ``j <= valid_len`` (one key too many); a (B, Tk) mask without its query axis
-    (it lines up with the queries when B = Tq); padded scores filled with 0 instead of -inf; a softmax
-    over another axis than the keys (rows that do not sum to 1). The hints quote the learner's weights
+    (it lines up with the queries when B = Tq); the weights zeroed after the softmax without
+    renormalising; padded scores filled with 0 instead of -inf; a softmax over another axis than the
+    keys (rows that do not sum to 1). The hints quote the learner's weights
     on the first input: scores (2, 2, 4), valid lengths 2 and 4.
     """
     inputs = _masked_weights_inputs()
@@ -288,6 +311,10 @@ def check_masked_weights(function: Any) -> None:
         Mistake("your mask has no query axis: a (B, Tk) mask against (B, Tq, Tk) scores lines up its batch axis "
                 "with the queries, so query 1 of example 0 was masked with example 1's lengths. Give it a query "
                 "axis, mask[:, None, :], shape (B, 1, Tk).", answer=_mask_without_query_axis),
+        Mistake(f"you zeroed the padded keys' weights after the softmax without renormalising, so each row keeps "
+                f"only the real keys' share (query 0 of example 0 sums to {row_sums}, not 1): the softmax had already "
+                "given the padding its part. Mask the scores before the softmax, masked_fill(~mask, float('-inf')), "
+                "or pass the mask to masked_softmax.", answer=_zeroed_after_softmax),
         Mistake(f"the padded scores were set to 0, and exp(0) is not small: example 0's padded keys still take "
                 f"{padded} of query 0's weight. Fill them with float('-inf') (or let masked_softmax do it).",
                 answer=_filled_with_zero),

@@ -20,11 +20,12 @@ generator, so a check cell does not change a later random draw of the notebook.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value, report
+from . import Mistake, check_function, check_value, read_value, report
 
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_sinusoidal"]
 
@@ -40,11 +41,13 @@ def _generator(seed: int) -> torch.Generator:
 
 
 def _as_rows(answer: Any) -> Any:
-    """A list of ints from a list, tuple or integer tensor; anything else unchanged."""
-    if isinstance(answer, torch.Tensor) and not answer.is_floating_point() and answer.dim() == 1:
-        return answer.tolist()
-    if isinstance(answer, (list, tuple)) and all(isinstance(r, int) and not isinstance(r, bool) for r in answer):
-        return list(answer)
+    """A list of ints from a list, tuple, tensor or array holding whole numbers; anything else unchanged."""
+    if isinstance(answer, str):
+        return answer
+    rows = read_value(answer, [0])
+    if isinstance(rows, list) and all(isinstance(r, (int, float)) and not isinstance(r, bool) and float(r).is_integer()
+                                      for r in rows):
+        return [int(r) for r in rows]
     return answer
 
 
@@ -118,6 +121,20 @@ def _colleagues(T: int, E: int) -> torch.Tensor:
     return table
 
 
+def _pair_index_no_two(T: int, E: int) -> torch.Tensor:
+    angle = _angles(T, E, torch.arange(E // 2, dtype=torch.float64) / E)  # base^(i/E) with the pair index i
+    table = torch.zeros(T, E, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = angle.sin(), angle.cos()
+    return table
+
+
+def _floor_division(T: int, E: int) -> torch.Tensor:
+    angle = _angles(T, E, (2 * torch.arange(E // 2) // E).double())  # 2i // E is 0 for every pair
+    table = torch.zeros(T, E, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = angle.sin(), angle.cos()
+    return table
+
+
 def _halves(T: int, E: int) -> torch.Tensor:
     angle = _angles(T, E, 2 * torch.arange(E // 2, dtype=torch.float64) / E)
     return torch.cat([angle.sin(), angle.cos()], dim=-1)  # all sines, then all cosines
@@ -143,7 +160,8 @@ def check_sinusoidal(function: Any) -> None:
     Run on (T, E) = (6, 4), (10, 8), (3, 6). Names: the colleague's function unchanged (both of the
     next two mistakes); sin and cos swapped; the exponent 2j/E with j the
     feature index instead of the pair index i = j // 2 (and j/E, right only at even features); all
-    sines first, then all cosines (a layout some libraries use, not the paper's); positions counted
+    sines first, then all cosines (a layout some libraries use, not the paper's); the exponent i/E
+    with the pair index (no 2); 2 * i // E (floor division: every exponent 0); positions counted
     from 1; t multiplied by 10000^(2i/E) instead of divided; the table transposed (E, T).
     """
     mistakes = [
@@ -158,6 +176,11 @@ def check_sinusoidal(function: Any) -> None:
         Mistake("your exponent is j/E with j the feature index: right at the even features, but the odd feature "
                 "2i + 1 must use the same frequency as its partner 2i, 10000^(2i/E).",
                 answer=_feature_index_no_two),
+        Mistake("your exponent is i/E with i the pair index: it is 2i/E, so the frequencies 1 / 10000^(2i/E) fall "
+                "all the way to nearly 1/10000 at the last pair (with i/E they stop near 1/100).",
+                answer=_pair_index_no_two),
+        Mistake("your exponent is 0 for every pair: 2 * i // E is floor division, which rounds 2i/E down to 0. "
+                "Use true division, 2 * i / E, so that each pair gets its own frequency.", answer=_floor_division),
         Mistake("you put all the sines first and all the cosines after them. Some libraries do (it is a "
                 "permutation of the features), but the paper interleaves them: sin at 2i, cos at 2i + 1.",
                 answer=_halves),
@@ -216,6 +239,12 @@ def _swapped(x, positions):
     return _rotate(x.double(), _rope_angle(x, positions), swap=True)
 
 
+def _halves_swapped(x, positions):
+    rotated = _reference_rope(x, positions)
+    D = x.shape[-1]
+    return torch.cat([rotated[:, D // 2:], rotated[:, : D // 2]], dim=-1)
+
+
 def _rope_inputs() -> list[tuple]:
     g = _generator(7)
     return [(torch.randn(5, 8, generator=g), torch.tensor([3, 4, 5, 6, 7])),  # after 3 cached tokens
@@ -229,7 +258,7 @@ def check_rope_rotate_half(function: Any) -> None:
     Run first on x (5, 8) at positions 3..7 (tokens after a cache of 3), then (4, 4) at 0..3 and (3, 2)
     at [0, 5, 2]. Names: the interleaved pairing (2i, 2i + 1) of the paper; the rotation the wrong
     way (the sign of sin flipped); ``arange(T)`` instead of the given positions; the exponent i/D
-    without its 2; sin and cos swapped.
+    without its 2; sin and cos swapped; the two halves of the result in the wrong order.
     """
     mistakes = [
         Mistake("you paired features (2i, 2i + 1): that is the paper's interleaved pairing. Rotate-half (GPT-NeoX, "
@@ -242,6 +271,8 @@ def check_rope_rotate_half(function: Any) -> None:
         Mistake("your frequencies are 10000^(-i/D): the exponent is 2i/D (pair i, out of D/2 pairs), so the "
                 "lowest frequency is nearly 1/10000.", answer=_no_two),
         Mistake("sin and cos are swapped: the first part of each pair is a cos - b sin.", answer=_swapped),
+        Mistake("the two halves of your result are in the wrong order: torch.cat puts a cos - b sin (the new first "
+                "half) before a sin + b cos (the new second half).", answer=_halves_swapped),
     ]
     check_function("Exercise 3", function, _rope_inputs(), _reference_rope, mistakes,
                    correct="feature i turns with feature i + D/2, by positions[t] / 10000^(2i/D): "
@@ -266,12 +297,28 @@ LINE_HINTS = {
 
 
 def _as_letters(answer: Any) -> frozenset | None:
-    """A set of line letters from a set, list, tuple or string ("AC", "a, c"); None when it is none of these."""
+    """A set of line letters from a set, list, tuple or string ("AC", "a, c", "A and C", "lines A, C").
+
+    Words in a string are read as letters only when they are one letter, or a run of the letters A-D
+    that is not an English word ("AC", "bd"); other words ("and", "line") are skipped. None when the
+    answer holds no letter at all, or is not a string or a collection of strings.
+    """
     if isinstance(answer, str):
-        answer = [c for c in answer if c.isalpha()]
+        letters: set[str] = set()
+        for word in re.findall(r"[A-Za-z]+", answer):
+            if len(word) == 1:
+                letters.add(word.upper())
+            elif set(word.upper()) <= set(LINE_HINTS) and word.lower() not in _WORDS_OF_ABCD:
+                letters.update(word.upper())
+        return frozenset(letters) or None
     if isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(c, str) for c in answer):
-        return frozenset(c.strip().upper() for c in answer)
+        parts = [_as_letters(c) for c in answer]
+        return None if any(p is None for p in parts) else frozenset().union(*parts)
     return None
+
+
+_WORDS_OF_ABCD = frozenset({"ab", "ad", "add", "bad", "bade", "cab", "cad", "dab", "dad", "abba", "baa", "dace",
+                            "bead"})
 
 
 def check_decode_bugs(answer: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from . import Mistake, check_function, check_value
+from . import Mistake, Probe, check_function, check_value, number_in_string, read_value, report
 
 __all__ = ["check_cache_keys_seen", "check_expand_kv", "check_online_update", "check_weights_memory"]
 
@@ -26,15 +26,25 @@ __all__ = ["check_cache_keys_seen", "check_expand_kv", "check_online_update", "c
 def check_weights_memory(answer: Any) -> None:
     """Exercise 1 (predict, then run): MiB of the float32 (B, H, T, T) weights at B=1, H=8, T=8192.
 
-    8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: elements instead of bytes (512); one head (256);
-    float64's 8 bytes (4096); the size of Q (B, H, T, Dh=64), which is linear in T (16).
+    8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: the bytes themselves; MB of 10^6 bytes (2147.5);
+    GiB (2); elements instead of bytes (512); one head (256); float64's 8 bytes (4096); the size of
+    Q (B, H, T, Dh=64), which is linear in T (16). A 0-d tensor or NumPy number is read as its value.
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 1", "not yet", hint)
+        return
+    answer = read_value(answer, 2048.0)  # a 0-d tensor or NumPy number is read as its number
     mistakes = [
         Mistake(f"{answer} MiB counts elements, not bytes: 8 x 8192 x 8192 = 512 Mi numbers, and a float32 "
                 "takes 4 bytes each.", answer=512.0),
         Mistake(f"{answer} MiB is one head's weights: every one of the H = 8 heads has its own (T, T) matrix.",
                 answer=256.0),
         Mistake(f"{answer} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=4096.0),
+        Mistake(f"{answer} is the number of bytes: a MiB is 2**20 = 1048576 bytes, so divide by 2**20.",
+                answer=8 * 8192 * 8192 * 4.0),
+        Mistake(f"{answer} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes, so divide the bytes by 2**20.",
+                answer=8 * 8192 * 8192 * 4 / 1e6),
+        Mistake(f"{answer} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=2.0),
         Mistake(f"{answer} MiB is the size of Q (B, H, T, Dh) with Dh = 64: that grows like T. The weights are "
                 "(B, H, T, T): the last axis is T, not Dh.", answer=16.0),
     ]
@@ -60,6 +70,20 @@ def _rescale_inverted(m, s, x):
     return m_new, s * torch.exp(m_new - m) + torch.exp(x - m_new)
 
 
+def _new_term_old_max(m, s, x):
+    m_new = torch.maximum(m, x)
+    return m_new, s * torch.exp(m - m_new) + torch.exp(x - m)
+
+
+def _max_is_x(m, s, x):
+    return x, s * torch.exp(m - x) + 1.0
+
+
+def _swapped_return(m, s, x):
+    m_new, s_new = _update(m, s, x)
+    return s_new, m_new
+
+
 def _no_max(m, s, x):
     return torch.maximum(m, x), s + torch.exp(x)
 
@@ -78,14 +102,35 @@ def _scalars(*values: float) -> tuple[torch.Tensor, ...]:
     return tuple(torch.tensor(v, dtype=torch.float64) for v in values)
 
 
-UPDATE_INPUTS = [_scalars(1.0, 1.0, 3.0), _scalars(3.0, 1.5, 2.0), _scalars(-math.inf, 0.0, 1.0)]  # (m, s, x)
+def _divided_late(m, s, x):
+    m_new = torch.maximum(m, x)
+    return m_new, (s * torch.exp(m) + torch.exp(x)) / torch.exp(m_new)
+
+
+OVERFLOW_HINT = ("On the probe m = 100, s = 1, x = 101 in float32 your s_new is not finite: exp(101) overflows "
+                 "float32 (anything above exp(88.7) is inf) before anything divides it back. Never take exp of a raw "
+                 "score: multiply the old s by exp(m - m_new) and add exp(x - m_new), two exponents of at most 0.")
+
+
+def _overflow_hint(got: Any, expected: Any, args: tuple) -> str | None:
+    s_new = got[1] if isinstance(got, (tuple, list)) and len(got) == 2 else None
+    return OVERFLOW_HINT if isinstance(s_new, torch.Tensor) and not bool(torch.isfinite(s_new).all()) else None
+
+
+UPDATE_INPUTS = [_scalars(1.0, 1.0, 3.0), _scalars(3.0, 1.5, 2.0), _scalars(-math.inf, 0.0, 1.0),  # (m, s, x)
+                 Probe(tuple(torch.tensor(v) for v in (100.0, 1.0, 101.0)), "m = 100, s = 1, x = 101 in float32",
+                       _overflow_hint)]
 
 
 def check_online_update(function: Any) -> None:
     """Exercise 2: ``online_update(m, s, x) -> (m_new, s_new)``, one step of the online softmax.
 
     m is the running maximum, s the running sum of exp(score - m); a new score x arrives. Tried
-    on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0).
+    on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0), then on the
+    float32 probe m=100, s=1, x=101, where exp of a raw score overflows. Names: the old sum not
+    rescaled, rescaled the wrong way, exp(x) without the maximum, exp(x - m) with the old maximum,
+    x taken as the new maximum, (s_new, m_new) returned in the wrong order, and exp(m), exp(x)
+    taken before dividing by exp(m_new) (inf / inf on the probe).
     """
     learner = None if function is None or function is Ellipsis else (
         function if not callable(function) else (lambda m, s, x: _as_tensors(function(m, s, x))))
@@ -99,6 +144,12 @@ def check_online_update(function: Any) -> None:
         Mistake("Your sum adds exp(x) itself: the running sum keeps exp(score - m), shifted by the running "
                 "maximum, so that no exp overflows. Subtract m_new, and rescale the old s by exp(m - m_new).",
                 answer=_no_max),
+        Mistake("Your new term is exp(x - m), shifted by the old maximum: every term of the running sum must be "
+                "shifted by the same, new maximum, so add exp(x - m_new).", answer=_new_term_old_max),
+        Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
+                "maximum stays m. Take m_new = torch.maximum(m, x).", answer=_max_is_x),
+        Mistake("You return (s_new, m_new): return them in the order (m_new, s_new), the maximum first.",
+                answer=_swapped_return),
     ]
     check_function("Exercise 2", learner, UPDATE_INPUTS, _update, mistakes,
                    correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).")
@@ -111,8 +162,13 @@ def check_cache_keys_seen(answer: Any) -> None:
     """Exercise 3 (predict, then run): 5 cached tokens, 3 new queries; keys the first new query sees.
 
     It is token 5 (counting from 0), so it sees keys 0..5: 6. Names: the top-left diagonal (1),
-    no mask at all (8), the cache without the token itself (5).
+    no mask at all (8), the cache without the token itself (5). A 0-d tensor such as
+    ``causal_mask(3, 8, align="bottom_right")[0].sum()`` is read as its number.
     """
+    if (hint := number_in_string(answer)) is not None:
+        report("Exercise 3", "not yet", hint)
+        return
+    answer = read_value(answer, 6)
     mistakes = [
         Mistake(f"{answer} is what the top-left diagonal gives: it treats the first new query as token 0. "
                 "It is token 5, after the 5 cached ones: the diagonal sits bottom-right.", answer=1),

@@ -1,0 +1,177 @@
+"""Notebook 09 (pretrained transformers): learner answers to its four exercises."""
+
+from fractions import Fraction
+
+import numpy as np
+import torch
+
+from . import right, wrong
+
+EXERCISES = {"check_group_size": 1, "check_mean_pool": 2, "check_previous_token_score": 3, "check_cache_bytes": 4}
+
+EX1 = "nb09.check_group_size"  # 9 query heads share 3 key/value heads: 3
+EX2 = "nb09.check_mean_pool"
+EX3 = "nb09.check_previous_token_score"
+EX4 = "nb09.check_cache_bytes"  # 2 * 30 * 3 * 64 * 4 = 46080
+
+
+# Exercise 2: mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)
+def mp_einsum(hidden, attention_mask):
+    m = attention_mask.to(hidden.dtype)
+    return torch.einsum("bte,bt->be", hidden, m) / m.sum(dim=1, keepdim=True)
+
+
+def mp_loop(hidden, attention_mask):
+    return torch.stack([h[m.bool()].mean(dim=0) for h, m in zip(hidden, attention_mask)])
+
+
+def mp_masked_fill(hidden, attention_mask):
+    pad = attention_mask[:, :, None] == 0
+    total = hidden.masked_fill(pad, 0.0).sum(dim=1)
+    return total / attention_mask.sum(dim=1, keepdim=True)
+
+
+def mp_unsqueeze_clamp(hidden, attention_mask):  # sentence-transformers' own mean pooling
+    m = attention_mask.unsqueeze(-1).expand(hidden.size()).float()
+    return torch.sum(hidden * m, 1) / torch.clamp(m.sum(1), min=1e-9)
+
+
+def mp_bmm(hidden, attention_mask):
+    m = attention_mask.to(hidden.dtype)
+    return (m[:, None, :] @ hidden).squeeze(1) / m.sum(-1, keepdim=True)
+
+
+def mp_plain_mean(hidden, attention_mask):
+    return hidden.mean(dim=1)
+
+
+def mp_divide_by_T(hidden, attention_mask):
+    real = attention_mask[..., None].to(hidden.dtype)
+    return (hidden * real).sum(dim=1) / hidden.shape[1]
+
+
+def mp_divide_by_total(hidden, attention_mask):  # every real token of the batch
+    real = attention_mask[..., None].to(hidden.dtype)
+    return (hidden * real).sum(dim=1) / attention_mask.sum()
+
+
+def mp_count_without_keepdim(hidden, attention_mask):  # (B, E) / (B,): raises, or lines B up with E
+    real = attention_mask[..., None].to(hidden.dtype)
+    return (hidden * real).sum(dim=1) / attention_mask.sum(dim=1)
+
+
+def mp_inverted(hidden, attention_mask):  # averages the padding
+    pad = (1 - attention_mask)[..., None].to(hidden.dtype)
+    return (hidden * pad).sum(dim=1) / pad.sum(dim=1).clamp_min(1)
+
+
+def mp_sum(hidden, attention_mask):
+    return (hidden * attention_mask[..., None]).sum(dim=1)
+
+
+def mp_mean_over_features(hidden, attention_mask):
+    return hidden.mean(dim=2)
+
+
+# Exercise 3: previous_token_score(weights (H, T, T)) -> (H,)
+def pt_positive_dims(weights):
+    return weights.diagonal(offset=-1, dim1=1, dim2=2).mean(dim=1)
+
+
+def pt_loop(weights):
+    T = weights.shape[-1]
+    return torch.stack([weights[:, i, i - 1] for i in range(1, T)], dim=-1).mean(dim=-1)
+
+
+def pt_slice_diagonal(weights):
+    return weights[:, 1:, :-1].diagonal(dim1=-2, dim2=-1).mean(dim=-1)
+
+
+def pt_subdiagonal_mask(weights):
+    T = weights.shape[-1]
+    below = torch.diag(torch.ones(T - 1), diagonal=-1)  # 1 at (i, i - 1)
+    return (weights * below).sum(dim=(-2, -1)) / (T - 1)
+
+
+def pt_gather(weights):
+    H, T, _ = weights.shape
+    rows = torch.arange(1, T)
+    return weights[:, rows, rows - 1].mean(dim=-1)
+
+
+def pt_next_token(weights):
+    return weights.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)
+
+
+def pt_dims_swapped(weights):  # offset -1 of the transposed matrix: the token after
+    return weights.diagonal(offset=-1, dim1=-1, dim2=-2).mean(dim=-1)
+
+
+def pt_main_diagonal(weights):
+    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=-1)
+
+
+def pt_divide_by_T(weights):
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / weights.shape[-1]
+
+
+def pt_sum(weights):
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1)
+
+
+def pt_mean_over_heads(weights):
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=0)
+
+
+ANSWERS = [
+    # Exercise 1
+    right(EX1, "int", lambda: 3),
+    right(EX1, "floor-division", lambda: 9 // 3),
+    right(EX1, "float", lambda: 9 / 3),
+    right(EX1, "numpy-int", lambda: np.int64(3)),
+    right(EX1, "0d-tensor", lambda: torch.tensor(3)),
+    right(EX1, "fraction", lambda: Fraction(9, 3)),
+    wrong(EX1, "query-heads", lambda: 9, ("9", "share", "group", "3")),
+    wrong(EX1, "inverted", lambda: 3 / 9, ("9 / 3", "Hq / Hkv", "query heads per", "invert")),
+    wrong(EX1, "kv-heads", lambda: 1, ("group", "share", "ordinary", "per query head")),
+    wrong(EX1, "product", lambda: 27),
+    wrong(EX1, "string", lambda: "3", ("number", "string", "quote")),
+    # Exercise 2
+    right(EX2, "einsum", lambda: mp_einsum),
+    right(EX2, "python-loop", lambda: mp_loop),
+    right(EX2, "masked-fill", lambda: mp_masked_fill),
+    right(EX2, "sentence-transformers", lambda: mp_unsqueeze_clamp),
+    right(EX2, "bmm", lambda: mp_bmm),
+    wrong(EX2, "plain-mean", lambda: mp_plain_mean, ("padding", "real", "mask")),
+    wrong(EX2, "divided-by-T", lambda: mp_divide_by_T, ("real", "count", "number of", "T")),
+    wrong(EX2, "divided-by-batch-total", lambda: mp_divide_by_total, ("each", "per", "sentence", "dim=1")),
+    wrong(EX2, "count-without-keepdim", lambda: mp_count_without_keepdim, ("keepdim", "(B, 1)", "broadcast")),
+    wrong(EX2, "averages-padding", lambda: mp_inverted, ("1 for a real", "real", "invert", "padding")),
+    wrong(EX2, "sum-not-mean", lambda: mp_sum, ("divide", "mean", "count")),
+    wrong(EX2, "mean-over-features", lambda: mp_mean_over_features),
+    # Exercise 3
+    right(EX3, "positive-dims", lambda: pt_positive_dims),
+    right(EX3, "python-loop", lambda: pt_loop),
+    right(EX3, "sliced-diagonal", lambda: pt_slice_diagonal),
+    right(EX3, "subdiagonal-mask", lambda: pt_subdiagonal_mask),
+    right(EX3, "advanced-indexing", lambda: pt_gather),
+    wrong(EX3, "next-token", lambda: pt_next_token, ("offset", "-1", "before", "previous")),
+    wrong(EX3, "dims-swapped", lambda: pt_dims_swapped, ("dim1", "dim2", "swap", "transpos")),
+    wrong(EX3, "main-diagonal", lambda: pt_main_diagonal, ("offset", "-1", "itself", "own")),
+    wrong(EX3, "divided-by-T", lambda: pt_divide_by_T, ("T - 1", "mean", "T−1")),
+    wrong(EX3, "sum-not-mean", lambda: pt_sum, ("mean", "T - 1", "average")),
+    wrong(EX3, "mean-over-heads", lambda: pt_mean_over_heads, ("(H,)", "head", "dim=-1", "shape")),
+    # Exercise 4
+    right(EX4, "int", lambda: 46080),
+    right(EX4, "expression", lambda: 2 * 30 * 3 * 64 * 4),
+    right(EX4, "numpy-int", lambda: np.int64(46080)),
+    right(EX4, "0d-tensor", lambda: torch.tensor(2 * 30 * 3 * 64) * 4),
+    right(EX4, "float", lambda: 46080.0),
+    right(EX4, "kib-times-1024", lambda: 45 * 1024),
+    wrong(EX4, "keys-only", lambda: 30 * 3 * 64 * 4, ("K and V", "value", "2", "keys and values")),
+    wrong(EX4, "query-heads", lambda: 2 * 30 * 9 * 64 * 4, ("key/value heads", "3", "kv", "GQA", "share")),
+    wrong(EX4, "one-layer", lambda: 2 * 3 * 64 * 4, ("30", "layers")),
+    wrong(EX4, "numbers-not-bytes", lambda: 2 * 30 * 3 * 64, ("4", "bytes", "float32")),
+    wrong(EX4, "kib", lambda: 45, ("bytes", "KiB", "1024")),
+    wrong(EX4, "string", lambda: "46080", ("number", "string", "quote")),
+]
