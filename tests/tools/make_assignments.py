@@ -3,6 +3,7 @@
     python tests/tools/make_assignments.py [NAME ...]    # build/nbgrader/: source/, then release/ by nbgrader
     python tests/tools/make_assignments.py --no-release  # source/ only (no nbgrader run)
     python tests/tools/make_assignments.py --points      # print the table of points per notebook (markdown)
+    python tests/tools/make_assignments.py --update-page # write that table into book/teachers.md
 
 Every solved notebook in notebooks/solutions/ becomes one assignment of an nbgrader course folder,
 build/nbgrader/, named like the notebook ("02_softmax_axes"): source/02_softmax_axes/02_softmax_axes.ipynb.
@@ -44,6 +45,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
 COURSE = ROOT / "build" / "nbgrader"
+TEACHERS_PAGE = ROOT / "book" / "teachers.md"
+TABLE_START = "<!-- points table: made by make_assignments.py --update-page -->"
+TABLE_END = "<!-- end of points table -->"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 POINTS = {"predict": 1, "write": 2}
@@ -292,7 +296,7 @@ def unknown_hidden_tests(all_exercises: list[Exercise]) -> list[str]:
 
 def points_table(rows: list[tuple[str, list[Exercise]]]) -> str:
     """Markdown: per notebook, its exercises' points (p = predict a value, w = write a function), and the total."""
-    out = ["| assignment | exercises (points) | total |", "| --- | --- | --- |"]
+    out = ["| assignment | exercise: points | total |", "| --- | --- | --- |"]
     for name, exercises in rows:
         parts = ", ".join(f"{e.number}: {e.points}" + (" (write)" if e.kind == "write" else "")
                           for e in sorted(exercises, key=lambda e: e.number))
@@ -300,6 +304,12 @@ def points_table(rows: list[tuple[str, list[Exercise]]]) -> str:
     total = sum(e.points for _, exercises in rows for e in exercises)
     out.append(f"| all | {sum(len(x) for _, x in rows)} exercises | {total} |")
     return "\n".join(out)
+
+
+def page_with_table(page: str, table: str) -> str:
+    """The teachers' page with the table between its two markers replaced by ``table``."""
+    start, end = page.index(TABLE_START) + len(TABLE_START), page.index(TABLE_END)
+    return page[:start] + "\n" + table + "\n" + page[end:]
 
 
 def all_assignments(names: list[str] | None = None) -> list[tuple[str, nbformat.NotebookNode, list[Exercise]]]:
@@ -321,12 +331,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-release", action="store_true", help="write source/ only")
     parser.add_argument("--points", action="store_true", help="print the points per notebook and exit")
+    parser.add_argument("--update-page", action="store_true", help="write the points table into book/teachers.md")
     parser.add_argument("--course", type=Path, default=COURSE, help="the course folder to write (build/nbgrader)")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     made = all_assignments(args.names)
+    table = points_table([(name, exercises) for name, _, exercises in made])
     if args.points:
-        print(points_table([(name, exercises) for name, _, exercises in made]))
+        print(table)
+        return 0
+    if args.update_page:
+        TEACHERS_PAGE.write_text(page_with_table(TEACHERS_PAGE.read_text(), table))
+        print(f"wrote the points table into {TEACHERS_PAGE.relative_to(ROOT)}")
         return 0
     stale = unknown_hidden_tests([e for _, _, exercises in made for e in exercises]) if not args.names else []
     if stale:
@@ -344,9 +360,9 @@ def main(argv: list[str]) -> int:
         nbformat.write(nb, folder / f"{name}.ipynb")
         points = sum(e.points for e in exercises)
         print(f"source/{name}/{name}.ipynb: {len(exercises)} exercises, {points} points", flush=True)
-    if not args.no_release:
+    if not args.no_release:  # one nbgrader run for every assignment of source/ (its start takes seconds)
+        nbgrader("generate_assignment", "*", "--force", "--log-level=ERROR", cwd=course)
         for name, _, _ in made:
-            nbgrader("generate_assignment", name, "--force", "--log-level=WARN", cwd=course)
             print(f"release/{name}/{name}.ipynb", flush=True)
     return 0
 
