@@ -287,3 +287,13 @@ def test_grading_mode_is_not_in_the_course_notebooks():
     for path in sorted((ROOT / "notebooks").glob("**/*.ipynb")):
         assert "grading()" not in path.read_text(), f"{path.name}: the learner notebooks keep the printing checkers"
 
+
+
+def test_teachers_page_quotes_a_real_feedback_line(courses):
+    name = "02_softmax_axes"
+    assert name in courses, "the teachers' page quotes notebook 02's feedback: grade 02 too"
+    (_, _, line), = errors(courses[name], name, "mistake")
+    page = make_assignments.TEACHERS_PAGE.read_text()
+    assert f"AssertionError: {line}\n" in page, "book/teachers.md: quote the feedback line of 02's classic mistake"
+    total = sum(points_of(name).values())
+    assert f"{name} (Score: {total - points_of(name)['nb02_ex4']}.0 / {total}.0)" in page
