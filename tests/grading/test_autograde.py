@@ -77,6 +77,7 @@ def expand_kv(kv, num_query_heads):
     "09_pretrained_transformers": ("nb09_ex2", '''\
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
+    "10_induction_heads": ("nb10_ex2", "my_untrained_loss = math.log2(64)  # in bits", "the loss in bits"),
 }
 
 # GRADING_NOTEBOOKS="02 05" grades only the notebooks whose names contain one of these (default: all)
