@@ -93,10 +93,11 @@ e2e: setup
 	@mkdir -p build/e2e
 	OMP_NUM_THREADS=1 $(PY) -m pytest tests/e2e -v -p no:cacheprovider $(ARGS)
 
-# nbgrader, then its JupyterLab and server extensions turned off in .venv: the course uses its command line
-# only (its lab extension is reported incompatible with recent JupyterLab), and `make lab` stays as it was
+# nbgrader, then its JupyterLab and server extensions (and the "open in Notebook" lab extension of notebook 7,
+# which nbgrader requires) turned off in .venv: the course uses nbgrader's command line only (its lab extension
+# is reported incompatible with recent JupyterLab), and `make lab` stays as it was
 GRADING_INSTALL = $(PY) -m pip install --quiet --no-deps -r requirements-grading.txt && \
-	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 && \
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader @jupyter-notebook/lab-extension >/dev/null 2>&1 && \
 	for m in formgrader validate_assignment assignment_list course_list; do \
 	  $(VENV)/bin/jupyter server extension disable --sys-prefix nbgrader.server_extensions.$$m >/dev/null 2>&1 || exit 1; done
 
