@@ -18,7 +18,7 @@ TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) t
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test course notebooks exercises images bench colab-links clean site e2e
+.PHONY: setup lab test course notebooks exercises images bench colab-links clean site e2e assignments grade
 
 setup: $(STAMP)
 
@@ -97,6 +97,28 @@ e2e: setup
 	$(PY) -m pip install --quiet -r requirements-e2e.txt
 	@mkdir -p build/e2e
 	OMP_NUM_THREADS=1 $(PY) -m pytest tests/e2e -v -p no:cacheprovider $(ARGS)
+
+# nbgrader, then its JupyterLab and server extensions (and the "open in Notebook" lab extension of notebook 7,
+# which nbgrader requires) turned off in .venv: the course uses nbgrader's command line only (its lab extension
+# is reported incompatible with recent JupyterLab), and `make lab` stays as it was
+GRADING_INSTALL = $(PY) -m pip install --quiet --no-deps -r requirements-grading.txt && \
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader @jupyter-notebook/lab-extension >/dev/null 2>&1 && \
+	for m in formgrader validate_assignment assignment_list course_list; do \
+	  $(VENV)/bin/jupyter server extension disable --sys-prefix nbgrader.server_extensions.$$m >/dev/null 2>&1 || exit 1; done
+
+## make assignments: the course as nbgrader assignments, one per solved notebook, in build/nbgrader/ (nbgrader
+## pinned in requirements-grading.txt, installed with --no-deps: the course's pins stay): source/ with
+## nbgrader's cell metadata, then release/ (the learners' copies) by `nbgrader generate_assignment`
+assignments: setup
+	$(GRADING_INSTALL)
+	OMP_NUM_THREADS=1 $(PY) tests/tools/make_assignments.py $(ARGS)
+
+## make grade: nbgrader autogrades three submissions of every assignment (solved, untouched, one classic
+## mistake) into a gradebook, writes the mistake's feedback and exports the grades CSV; the test checks
+## every score and that the feedback shows the checker's hint (seconds per notebook: build/grading/times.md)
+grade: setup
+	$(GRADING_INSTALL)
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests/grading -v -p no:cacheprovider $(ARGS)
 
 clean:
 	rm -rf build .pytest_cache
