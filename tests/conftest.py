@@ -18,7 +18,8 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The website's test (tests/site/, run by `make site` after the build) and the browser test
-# (tests/e2e/, run by `make e2e`) need what only those targets install and build; `make test`
+# (tests/e2e/, run by `make e2e`) and the autograding test (tests/grading/, run by `make grade`) need
+# what only those targets install and build; `make test`
 # (`pytest tests notebooks`) does not collect them; their own targets name them on the command
 # line (`pytest tests/site`, `pytest tests/e2e`), which collect_ignore does not stop.
-collect_ignore = ["site", "e2e"]
+collect_ignore = ["site", "e2e", "grading"]
