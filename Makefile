@@ -64,7 +64,7 @@ notebooks: setup
 exercises: setup
 	OMP_NUM_THREADS=1 $(PY) tests/tools/make_exercises.py $(ARGS)
 
-## make images: export the figures the README shows into images/
+## make images: export the figures the README and the site show into images/
 images: setup
 	OMP_NUM_THREADS=1 $(PY) tests/tools/export_images.py
 
