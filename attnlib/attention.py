@@ -162,7 +162,6 @@ def scaled_dot_product_attention(
     """
     check_query_key_value(query, key, value)
     check_bool("enable_gqa", enable_gqa)
-    check_bool("is_causal", is_causal)
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)  # (..., Hkv, Tk, E) -> (..., Hq, Tk, E)
     else:
