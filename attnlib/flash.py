@@ -17,7 +17,7 @@ import numbers
 import torch
 
 from ._checks import broadcast_batch, check_bool
-from .attention import _check_heads_without_gqa, _repeat_kv_heads, check_query_key_value, check_scale_and_mask
+from .attention import HALF, _check_heads_without_gqa, _repeat_kv_heads, check_query_key_value, check_scale_and_mask
 
 NEG_INF = float("-inf")
 # Block sizes measured (B=1, H=8, Dh=64, float32, T=2048, 1 thread, a busy machine), time over torch's
@@ -227,7 +227,7 @@ def flash_attention(
         mask = attn_mask.reshape((1,) * (2 - attn_mask.dim()) + attn_mask.shape)  # at least (1, 1)
         mask = mask.expand(*mask.shape[:-2], tq, tk)  # (..., Tq, Tk), a view: tiles can be sliced
 
-    compute = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
+    compute = torch.float32 if query.dtype in HALF else query.dtype
     # Every input gets the full batch shape (views, no copies), so gradients come out in it too.
     q, k, v = (x.to(compute).expand(*batch, *x.shape[-2:]) for x in (query, key, value))
     out, lse = _FlashAttention.apply(q, k, v, mask, is_causal, scale, bq, bk)

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .attention import _masked_softmax, _repeat_kv_heads, scaled_dot_product_attention
+from .attention import HALF, _masked_softmax, _repeat_kv_heads, scaled_dot_product_attention
 
 NAME = "attnlib"
 EAGER_HINT = 'load the model with attn_implementation="eager" instead'
@@ -188,7 +188,7 @@ def _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p
     Half precision is computed in float32, as :func:`attnlib.scaled_dot_product_attention` does.
     """
     dtype = query.dtype
-    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    compute = torch.float32 if dtype in HALF else dtype
     if query.shape[1] != key.shape[1]:
         key, value = _repeat_kv_heads(query, key, value)  # (B, Hkv, Tk, Dh) -> (B, Hq, Tk, Dh)
     query, key, value = query.to(compute), key.to(compute), value.to(compute)
