@@ -134,7 +134,8 @@ def test_repeated_batch_mistakes(wrong, words, capsys):
 
 
 @pytest.mark.parametrize("right", [math.log(64), -math.log(1 / 64), 6 * math.log(2), torch.tensor(64.0).log(),
-                                   np.log(64), 4.16, torch.tensor([math.log(64)])])
+                                   np.log(64), 4.16, torch.tensor([math.log(64)]), np.array(4.16),
+                                   torch.tensor(math.log(64), dtype=torch.float16), [4.16]])
 def test_untrained_loss_right(right, capsys):
     nb10.check_untrained_loss(right)
     assert said(capsys).startswith("Exercise 2: correct.")

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from ..induction import prefix_matching_score, previous_token_score
-from . import Mistake, check_function, check_value
+from . import Mistake, check_function, check_value, read_value
 
 __all__ = ["check_ablation_loss", "check_prefix_matching_score", "check_previous_token_score",
            "check_repeated_batch", "check_untrained_loss"]
@@ -26,21 +26,9 @@ VOCAB = 64  # the notebook's vocabulary: a uniform guess over 64 tokens
 
 
 def _number(answer: Any) -> Any:
-    """A number the learner wrote (Python, NumPy or a one-element tensor) as a float; anything else unchanged."""
-    if isinstance(answer, bool):
-        return answer
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        return float(answer.item())
-    try:
-        import numpy as np
-
-        if isinstance(answer, np.ndarray | np.generic) and np.size(answer) == 1:
-            return float(np.asarray(answer).item())
-    except ImportError:  # numpy ships with torch's wheels; without it nothing is a NumPy number
-        pass
-    if isinstance(answer, int | float):
-        return float(answer)
-    return answer
+    """A number the learner wrote (Python, NumPy, Fraction, 0-d or 1-element tensor) as a float, else unchanged."""
+    value = read_value(answer, 0.0)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 def _near(value: float, tol: float):
