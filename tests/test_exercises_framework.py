@@ -272,6 +272,8 @@ def test_grading_mode_raises_the_printed_line_and_passes_a_right_answer_silently
         check_function("Exercise 3", wrong, INPUTS, reference_softmax, [WRONG_AXIS])
     assert str(caught.value) == printed == "Exercise 3: not yet. softmax ran over the queries: use dim=-1"
     assert capsys.readouterr().out == ""
+    # IPython (and so nbgrader's feedback) shows the verdict as one line, not a traceback through attnlib
+    assert caught.value._render_traceback_() == [f"AssertionError: {printed}"]
 
 
 @pytest.mark.parametrize("stub", [None, ..., lambda s: None])

@@ -77,6 +77,17 @@ def grading() -> Iterator[None]:
         _GRADING.reset(token)
 
 
+def _verdict_error(line: str) -> AssertionError:
+    """The AssertionError of a verdict, shown by IPython (and so in nbgrader's feedback) as its one line.
+
+    IPython renders an exception that has ``_render_traceback_`` by calling it instead of printing the
+    traceback; a traceback through the checker's own code would tell the learner nothing.
+    """
+    error = AssertionError(line)
+    error._render_traceback_ = lambda: [f"AssertionError: {line}"]
+    return error
+
+
 def report(name: str, verdict: str, text: str = "") -> None:
     """Say a checker's verdict in one line: print it, or in grading mode raise it unless it is correct.
 
@@ -101,7 +112,7 @@ def report(name: str, verdict: str, text: str = "") -> None:
         raise ValueError(f"verdict must be 'correct', 'not yet' or 'not attempted', got {verdict!r}")
     if _GRADING.get():
         if verdict != "correct":
-            raise AssertionError(line)
+            raise _verdict_error(line)
         return
     print(line)
 

@@ -245,6 +245,7 @@ def test_feedback_shows_the_checkers_hint(courses, name):
     page = (course / "feedback" / "mistake" / name / f"{name}.html").read_text()
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert phrase in line and line in text
+    assert "most recent call last" not in text, "the verdict is shown as its line, without a traceback"
     total, lost = sum(points_of(name).values()), points_of(name)[grade_id]
     assert re.search(rf"Score:\s*{total - lost}(\.0)?\s*/\s*{total}(\.0)?", text), "the feedback's score line"
     if name == "02_softmax_axes":  # the line book/teachers.md quotes, and the score above it
