@@ -322,8 +322,9 @@ def check_temperature_softmax(function: Any) -> None:
 
     Run on scores of the shape the stub promises, (..., Tq, Tk): (Tq, Tk) scores whose first row is
     section 7's row, at tau = 0.5; (B, Tq, Tk) ones at tau = 4; (B, H, Tq, Tk) ones at tau = 2.
-    Names, quoting the learner's largest weight or row sums: scores multiplied by tau (sharper where it should be flatter), the weights divided by tau after the
-    softmax (rows sum to 1 / tau), tau ignored, a softmax over the wrong axis, and weights changed
+    Names, quoting the learner's largest weight or row sums: scores multiplied by tau (sharper where
+    it should be flatter), the weights divided by tau after the softmax (rows sum to 1 / tau), tau
+    ignored, a softmax over the wrong axis (the queries, the batch or the heads), and weights changed
     after the softmax without normalising them again (e.g. raised to the power 1 / tau).
     """
     def diagnose(args: tuple, got: Any) -> str | None:
