@@ -169,12 +169,35 @@ def test_temperature_softmax_accepts_the_reference(capsys):
     (lambda s, tau: torch.softmax(s * tau, dim=-1), "largest weight is 0.3047, expected 0.6515"),
     (lambda s, tau: torch.softmax(s, dim=-1) / tau, "your rows sum to 2 = 1 / tau"),
     (lambda s, tau: torch.softmax(s, dim=-1), "tau is not used"),
-    (lambda s, tau: torch.softmax(s / tau, dim=0), "softmax ran over the batch"),
+    (lambda s, tau: torch.softmax(s / tau, dim=0), "On (Tq, Tk) scores your rows sum to"),
+    (lambda s, tau: torch.softmax(s / tau, dim=-2), "softmax ran over the queries"),
+    (lambda s, tau: torch.softmax(s / tau, dim=1), "softmax ran over the queries (Tq is dim=1"),
 ])
 def test_temperature_softmax_names_the_mistake(capsys, function, hint):
     nb02.check_temperature_softmax(function)
     out = said(capsys)
     assert out.startswith("Exercise 5: not yet.") and hint.lower() in out.lower()
+
+
+def test_temperature_softmax_probes_have_the_promised_shape(capsys):
+    """The stub promises scores (..., Tq, Tk): the probes are (Tq, Tk), (B, Tq, Tk) and (B, H, Tq, Tk), never 1-D."""
+    shapes = []
+
+    def recording(scores, tau):
+        shapes.append(tuple(scores.shape))
+        return torch.softmax(scores / tau, dim=-1)
+
+    nb02.check_temperature_softmax(recording)
+    assert said(capsys).startswith("Exercise 5: correct.")
+    assert sorted({len(s) for s in shapes}) == [2, 3, 4], shapes
+    assert all(s[-2] > 1 for s in shapes), shapes  # more than one query: an axis mistake changes the result
+
+
+def test_temperature_softmax_accepts_flattened_rows(capsys):
+    """A right answer that relies on the promised (..., Tq, Tk) shape is accepted (a 1-D probe made it raise)."""
+    nb02.check_temperature_softmax(
+        lambda s, tau: torch.softmax(s.flatten(end_dim=-2) / tau, dim=-1).reshape(s.shape))
+    assert said(capsys).startswith("Exercise 5: correct.")
 
 
 def test_temperature_softmax_general_hint(capsys):

@@ -307,7 +307,10 @@ def check_stable_softmax(function: Any) -> None:
 
 def _temperature_inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(4)
-    return [(ROW, 0.5), (ROW, 4.0), (torch.randn(2, 3, 4, 5, generator=g), 2.0)]
+    scores_2d = torch.stack([ROW, torch.tensor([-1.0, 0.5, 2.5, 0.0, -2.0, 1.0])])  # (Tq, Tk) = (2, 6)
+    return [(scores_2d, 0.5),
+            (torch.randn(2, 4, 5, generator=g), 4.0),     # (B, Tq, Tk)
+            (torch.randn(2, 3, 4, 5, generator=g), 2.0)]  # (B, H, Tq, Tk)
 
 
 def _softmax_tau(scores: torch.Tensor, tau: float) -> torch.Tensor:
@@ -317,9 +320,11 @@ def _softmax_tau(scores: torch.Tensor, tau: float) -> torch.Tensor:
 def check_temperature_softmax(function: Any) -> None:
     """Exercise 5 (write): ``softmax_with_temperature(scores, tau)``, the weights of scores / tau over the keys.
 
-    Run at tau = 0.5, 4 and 2. Names, quoting the learner's largest weight or row sums: scores
-    multiplied by tau (sharper where it should be flatter), the weights divided by tau after the
-    softmax (rows sum to 1 / tau), tau ignored, a softmax over the wrong axis, and weights changed
+    Run on scores of the shape the stub promises, (..., Tq, Tk): (Tq, Tk) scores whose first row is
+    section 7's row, at tau = 0.5; (B, Tq, Tk) ones at tau = 4; (B, H, Tq, Tk) ones at tau = 2.
+    Names, quoting the learner's largest weight or row sums: scores multiplied by tau (sharper where
+    it should be flatter), the weights divided by tau after the softmax (rows sum to 1 / tau), tau
+    ignored, a softmax over the wrong axis (the queries, the batch or the heads), and weights changed
     after the softmax without normalising them again (e.g. raised to the power 1 / tau).
     """
     def diagnose(args: tuple, got: Any) -> str | None:

@@ -187,6 +187,19 @@ def tau_pow_not_renormalised(scores, tau):
     return torch.softmax(scores, dim=-1) ** (1 / tau)
 
 
+def tau_flattened_rows(scores, tau):  # every leading axis flattened into one list of query rows, then back
+    rows = scores.flatten(end_dim=-2) / tau  # (..., Tq, Tk) -> (N, Tk)
+    return torch.softmax(rows, dim=-1).reshape(scores.shape)
+
+
+def tau_dim0(scores, tau):
+    return torch.softmax(scores / tau, dim=0)
+
+
+def tau_no_dim(scores, tau):  # section 5: PyTorch guesses the axis (and warns)
+    return F.softmax(scores / tau)
+
+
 def tau_wrong_axis(scores, tau):
     return torch.softmax(scores / tau, dim=-2)
 
@@ -262,6 +275,10 @@ ANSWERS = [
     right(EX5, "exp-over-sum", lambda: tau_exp),
     right(EX5, "tau-as-tensor", lambda: tau_tensor),
     right(EX5, "power-renormalised", lambda: tau_pow),
+    right(EX5, "flattened-rows", lambda: tau_flattened_rows,
+          note="flatten(end_dim=-2) needs the promised (..., Tq, Tk); a 1-D probe rejected it (issue 25)"),
+    wrong(EX5, "dim-0", lambda: tau_dim0, ("quer", "axis", "dim=-1")),
+    wrong(EX5, "no-dim", lambda: tau_no_dim, ("batch", "axis", "dim=-1")),
     wrong(EX5, "multiplied", lambda: tau_times, ("divide", "sharper", "flatter", "/")),
     wrong(EX5, "after-softmax", lambda: tau_after, ("before", "sum", "divide the scores")),
     wrong(EX5, "power-not-renormalised", lambda: tau_pow_not_renormalised, ("sum", "normal")),
