@@ -206,6 +206,10 @@ def _own_token_other_order(got: Any) -> bool:
 def check_merge_heads(function: Any) -> None:
     """Exercise 4: ``my_merge_heads(x)``, (B, H, T, Dh) -> (B, T, E), ending in ``.view``.
 
+    A checker sees values only: ``.reshape`` gives the same values and passes too, and the prompt
+    says so (``view`` never copies and raises on this input without ``.contiguous()``; ``reshape``
+    copies when it must).
+
     Run on contiguous (B, H, T, Dh) heads of a labelled input (entry = 10 * token + feature), so that
     ``view`` straight after ``transpose`` raises. Named mistakes: the RuntimeError of ``view`` after
     ``transpose`` (hint: .contiguous() or .reshape); a merge without the transpose (the hint lists the
@@ -236,7 +240,8 @@ def check_merge_heads(function: Any) -> None:
                 when=lambda got: isinstance(got, torch.Tensor) and got.dim() == 4),
     ]
     check_function(name, function, inputs, _reference_merge, mistakes,
-                   correct="Transpose, then .contiguous().view: row t holds token t's heads side by side.")
+                   correct="Transpose, then merge the last two axes (.contiguous().view, or .reshape, which "
+                   "copies when it must): row t holds token t's heads side by side.")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,6 +50,11 @@ def mh_cat_heads(x):  # the heads side by side, one by one
     return torch.cat([x[:, i] for i in range(x.shape[1])], dim=-1)
 
 
+def mh_reshape(x):  # .reshape instead of .view: the same values (it copies because it must)
+    b, h, t, dh = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * dh)
+
+
 def mh_view_only(x):  # the classic bug: the heads' data is read in the wrong order
     b, h, t, dh = x.shape
     return x.contiguous().view(b, t, h * dh)
@@ -214,6 +219,7 @@ ANSWERS = [
     right(EX4, "swapaxes", lambda: mh_swapaxes),
     right(EX4, "clone-contiguous", lambda: mh_clone),
     right(EX4, "cat-heads", lambda: mh_cat_heads),
+    right(EX4, "reshape", lambda: mh_reshape),
     wrong(EX4, "view-without-transpose", lambda: mh_view_only, ("transpose",)),
     wrong(EX4, "no-contiguous", lambda: mh_transpose_no_contiguous, ("contiguous",)),
     wrong(EX4, "transpose-2-3", lambda: mh_wrong_transpose, ("transpose", "axes", "1, 2", "H and T")),
