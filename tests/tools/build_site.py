@@ -192,7 +192,7 @@ CARD_FIGURES = {
     "02": "rows sum to 1",
     "03": "Dot products grow with the width",
     "04": "padding & causal",
-    "05": "head 0: colour",
+    "05": "titles=[\"head 0\", \"head 1\"]",  # the two trained heads, two jobs (section 12)
     "06": "training loss, same budget",
     "07": "sinusoidal encodings, E = ",
     "08": "white tiles are skipped",
