@@ -393,7 +393,7 @@ def _attention_error(err: Exception, args: tuple) -> str | None:
 def check_attention(my_attention: Any) -> None:
     """Exercise 4: ``my_attention(query, key, value) -> (output, weights)``, scaled dot-product attention.
 
-    Run on (Tq, d_k) = (3, 4), (Tk, d_k) = (5, 4), (Tk, Ev) = (5, 9), then on batched (B, H, T, d)
+    Run on (Tq, d_k) = (3, 4), (Tk, d_k) = (5, 4), (Tk, Ev) = (5, 9), then on batched (B, H, Tq, d_k)
     tensors. Named mistakes: returning the output only; returning (weights, output); softmax over
     the queries (the hint quotes the row sums); rows that do not sum to 1 (no softmax, or softmax
     over another axis); scaling by sqrt(Ev), by d_k, or not at all; `key.T`, which fails on
@@ -425,7 +425,7 @@ def check_attention(my_attention: Any) -> None:
     ]
     _check_pair_function("Exercise 4", my_attention, _attention_inputs(), reference_attention, mistakes,
                          on_error=_attention_error,
-                         correct="It matches softmax(Q Kᵀ / √d_k) V on matrices and on (B, H, T, d) batches.")
+                         correct="It matches softmax(Q Kᵀ / √d_k) V on matrices and on (B, H, Tq, d_k) batches.")
 
 
 def reference_cross_attention(decoder, encoder, W_q, W_k, W_v):
