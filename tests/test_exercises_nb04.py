@@ -146,6 +146,16 @@ def _fill(value, dim=-1, guard=False, flip=False):
     return function
 
 
+def _additive(repair):
+    def function(scores, mask):
+        additive = torch.zeros_like(scores).masked_fill(~mask, NEG_INF)  # 0 / -inf, added to the scores
+        weights = torch.softmax(scores + additive, dim=-1)
+        if repair == "nan_to_num":
+            return weights.nan_to_num(0.0)
+        return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
+    return function
+
+
 SOFTMAX_MISTAKES = {
     "-inf, no guard": (_fill(NEG_INF), "are NaN: softmax of a row of -inf is 0/0"),
     "-1e9": (_fill(-1e9), "put 0.25 = 1/Tk on every key"),
@@ -153,6 +163,9 @@ SOFTMAX_MISTAKES = {
     "-1e9 and a guard, float16": (_fill(-1e9, guard=True), "-1e9 does not fit in float16"),
     "polarity": (_fill(NEG_INF, flip=True), "non-zero where the mask is False (query 0 puts"),
     "dim=-2": (_fill(NEG_INF, dim=-2, guard=True), "not 1: the softmax must run over the keys, dim=-1"),
+    # right weights, NaN gradient: the hint blames the addition, not the repair after the softmax
+    "additive -inf, nan_to_num": (_additive("nan_to_num"), "The mistake is the additive -inf mask"),
+    "additive -inf, where guard": (_additive("where"), "The mistake is the additive -inf mask"),
     "wrong shape": (lambda s, m: safe_masked_softmax(s, m)[..., :1], "should have the scores' shape"),
     "other": (lambda s, m: safe_masked_softmax(s, m) * 0.5 + 0.5 * safe_masked_softmax(s, m).flip(-1),
               "On scores (1, 4, 4) float32, query 2 puts 0.5000 on key 1, expected 0.0000"),

@@ -235,11 +235,12 @@ def _loss_on_real_queries(weights: Any, args: tuple) -> torch.Tensor:
 
 
 NAN_GRADIENT = ("Your weights are right, but under P2's loss mask (a loss on the real queries 2 and 3 only) the "
-                "gradient of the scores is NaN in the rows of queries 0 and 1, which have no key: their softmax is "
-                "0/0 = NaN, and whatever repairs the weights after it (nan_to_num, a where on the weights) hides the "
-                "NaN only going forward; backward, 0 · NaN = NaN flows on into the scores, and with an additive "
-                "-inf mask nothing stops it. Fill with scores.masked_fill(~mask, float('-inf')) (it sends no "
-                f"gradient to the masked scores), then zero the empty rows: {GUARD}.")
+                "gradient of the scores is NaN in the rows of queries 0 and 1, which have no key. The mistake is "
+                "the additive -inf mask (scores + a tensor of 0 and -inf): the softmax of those rows is 0/0 = NaN, "
+                "its gradient there is NaN too, and the addition passes that gradient on to the scores unchanged, "
+                "whatever repairs the weights afterwards (nan_to_num or a where on the weights). Fill instead: "
+                "scores.masked_fill(~mask, float('-inf')) sends no gradient to the masked scores; then zero the "
+                f"empty rows: {GUARD}.")
 
 
 def _softmax_inputs() -> list[tuple | Probe]:

@@ -141,6 +141,11 @@ def sms_additive_nan_to_num(scores, mask):  # the NaN is hidden in the forward, 
     return torch.softmax(scores + additive, dim=-1).nan_to_num(0.0)
 
 
+def sms_additive_where(scores, mask):  # the guard of the prompt, but after an additive -inf mask
+    weights = torch.softmax(scores + torch.zeros_like(scores).masked_fill(~mask, NEG_INF), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
+
+
 def sms_minus_1e9(scores, mask):  # uniform 1/Tk rows in float32, refused by masked_fill in float16
     return torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
 
@@ -271,7 +276,8 @@ ANSWERS = [
     right(EX4, "softmax-dtype-float32", lambda: sms_softmax_dtype),
     right(EX4, "logsumexp", lambda: sms_logsumexp),
     wrong(EX4, "plain-softmax", lambda: sms_plain, ("NaN", "empty", "no key")),
-    wrong(EX4, "additive-inf-nan-to-num", lambda: sms_additive_nan_to_num, ("gradient", "backward", "NaN")),
+    wrong(EX4, "additive-inf-nan-to-num", lambda: sms_additive_nan_to_num, ("additive",)),
+    wrong(EX4, "additive-inf-where-guard", lambda: sms_additive_where, ("additive",)),
     wrong(EX4, "fill-minus-1e9", lambda: sms_minus_1e9, ("1/Tk", "uniform", "float16", "-1e9", "zero")),
     wrong(EX4, "fill-finfo-min", lambda: sms_finfo_min, ("1/Tk", "uniform", "zero", "empty")),
     wrong(EX4, "polarity-flipped", lambda: sms_flipped, ("True", "may attend", "~mask", "flip", "invert")),
