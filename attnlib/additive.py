@@ -1,7 +1,7 @@
 """Additive (Bahdanau) attention: a one-hidden-layer network scores every query-key pair.
 
 Shape legend: B batch, Tq query length, Tk key/value length, Dq query width, Dk key
-width, Dv value width, h ``num_hiddens`` (the width of the scoring network).
+width, Ev value width, h ``num_hiddens`` (the width of the scoring network).
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ class AdditiveAttention(nn.Module):
         dropout: probability of zeroing a weight in training mode, in [0, 1).
 
     Shapes (``forward``):
-        queries (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), all floating with the
+        queries (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Ev), all floating with the
         same dtype and device; ``attn_mask`` bool, True = may attend, broadcastable to
         (B, Tq, Tk) without enlarging it (e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``
         gives (B, 1, Tk)), or floating (the queries' dtype), added to the scores;
         ``key_mask`` bool (B, Tk), True = a real key (not torch's True = padding).
-        Returns ``(output, weights)``: output (B, Tq, Dv) and weights (B, Tq, Tk), the
+        Returns ``(output, weights)``: output (B, Tq, Ev) and weights (B, Tq, Tk), the
         matrix that multiplied ``values`` (after dropout in training mode).
 
     Raises:
@@ -87,10 +87,10 @@ class AdditiveAttention(nn.Module):
         """Weigh the values by the additive scores of every query against every key.
 
         Shape legend: B batch, Tq query length, Tk key/value length, Dq ``query_size``,
-        Dk ``key_size``, Dv value width.
+        Dk ``key_size``, Ev value width.
 
         Args:
-            queries: floating (B, Tq, Dq). keys: (B, Tk, Dk). values: (B, Tk, Dv), any Dv.
+            queries: floating (B, Tq, Dq). keys: (B, Tk, Dk). values: (B, Tk, Ev), any Ev.
                 Same dtype and device as each other and as the module's parameters.
             attn_mask: optional, broadcastable to (B, Tq, Tk) without enlarging it: bool
                 (True = may attend, e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``, which
@@ -103,7 +103,7 @@ class AdditiveAttention(nn.Module):
                 as (Tq, Tk), silently when B == Tq.
 
         Returns:
-            ``(output, weights)``: output (B, Tq, Dv) and weights (B, Tq, Tk), the matrix
+            ``(output, weights)``: output (B, Tq, Ev) and weights (B, Tq, Tk), the matrix
             that multiplied ``values`` (after dropout in training mode), in the inputs'
             dtype. A query whose keys are all masked gets zero weights and a zero output.
 
@@ -123,7 +123,7 @@ class AdditiveAttention(nn.Module):
         check_batch_first_inputs(self.W_q.weight, (
             ("queries", queries, "(B, Tq, Dq)", self.query_size, f"(B, Tq, {self.query_size})"),
             ("keys", keys, "(B, Tk, Dk)", self.key_size, f"(B, Tk, {self.key_size})"),
-            ("values", values, "(B, Tk, Dv)", None, "(B, Tk, Dv)"),  # any value width Dv
+            ("values", values, "(B, Tk, Ev)", None, "(B, Tk, Ev)"),  # any value width Ev
         ))
         (b, tq, _), tk = queries.shape, keys.shape[1]
         if attn_mask is not None:
@@ -140,5 +140,5 @@ class AdditiveAttention(nn.Module):
             else:
                 scores = scores + attn_mask  # a float mask is added: 0 keeps, -inf blocks
         weights = self.dropout(masked_softmax(scores, mask))  # (B, Tq, Tk), rows sum to 1 (0 if all masked)
-        output = weights @ values  # (B, Tq, Tk) @ (B, Tk, Dv) -> (B, Tq, Dv)
+        output = weights @ values  # (B, Tq, Tk) @ (B, Tk, Ev) -> (B, Tq, Ev)
         return output, weights

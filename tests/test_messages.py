@@ -159,7 +159,7 @@ MESSAGES = [
     ("mha_vdim", ValueError, "vdim must be a positive int, got -1"),
     ("mha_embed_dim", ValueError, "embed_dim must be a positive int, got 0"),
     ("mha_value_width", ValueError, "value must have shape (B, Tk, vdim=8), got shape (2, 3, 6)"),
-    ("additive_values_ndim", ValueError, "values must have shape (B, Tk, Dv), got shape (5, 6)"),
+    ("additive_values_ndim", ValueError, "values must have shape (B, Tk, Ev), got shape (5, 6)"),
     ("check_tensor", TypeError, "query must be a torch.Tensor, got list"),
     (
         "check_floating",
