@@ -30,9 +30,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.tools import make_assignments
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "tools"))
-import make_assignments  # noqa: E402
 
 STUDENTS = ("solved", "untouched", "mistake")
 
