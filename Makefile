@@ -18,7 +18,7 @@ TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) t
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test course notebooks exercises images bench colab-links clean site e2e assignments grade
+.PHONY: setup lab test test-cpus course notebooks exercises images bench colab-links clean site e2e assignments grade
 
 setup: $(STAMP)
 
@@ -42,15 +42,31 @@ $(STAMP): requirements.txt requirements-models.txt requirements-models-nodeps.tx
 lab: setup
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ROOT) $(ARGS)
 
+# Another processor, emulated: torch's portable kernels instead of this CPU's AVX2 or AVX-512 ones (torch picks
+# its vectorised kernels by processor), MKL's compatible code path, and another thread count.
+OTHER_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=2
+
 ## make test: lint, attnlib's unit tests and the solved notebooks replayed by nbval, then the learner
-## notebooks replayed under a second numeric setting (2 threads, MKL's AVX2 code path) with a fake clock
+## notebooks replayed as another processor computes them ($(OTHER_CPU)) with a fake clock
 ## (tests/replay/sitecustomize.py: 1 s per reading), so no stored output depends on the machine and no
 ## assert on timing; every cell outside an exercise is in both versions, so it is replayed both ways
 test: setup
 	$(VENV)/bin/ruff check .
 	OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/solutions $(NBVAL_FLAGS) $(ARGS)
-	OMP_NUM_THREADS=2 MKL_CBWR=AVX2 COURSE_FAKE_CLOCK=1 PYTHONPATH=$(CURDIR)/tests/replay$(if $(PYTHONPATH),:$(PYTHONPATH),) \
+	$(OTHER_CPU) COURSE_FAKE_CLOCK=1 PYTHONPATH=$(CURDIR)/tests/replay$(if $(PYTHONPATH),:$(PYTHONPATH),) \
 	  $(PY) -m pytest notebooks --ignore=notebooks/solutions $(NBVAL_FLAGS) $(ARGS)
+
+## make test-cpus: both versions of every notebook replayed as three processors compute them: with torch's
+## portable kernels (default), its AVX2 kernels (avx2) and this machine's own (native), each with MKL's
+## compatible code path; two notebooks at a time (pytest-xdist), one thread each. CPU_LEVELS picks levels.
+CPU_LEVELS ?= default avx2 native
+test-cpus: setup
+	@for level in $(CPU_LEVELS); do \
+	  if [ "$$level" = native ]; then capability=; else capability="ATEN_CPU_CAPABILITY=$$level"; fi; \
+	  echo "== both versions of every notebook, torch's $$level kernels, MKL_CBWR=COMPATIBLE"; \
+	  env $$capability MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 \
+	    $(PY) -m pytest notebooks $(NBVAL_FLAGS) -q -n 2 --dist loadfile $(ARGS) || exit 1; \
+	done
 
 ## make course: run every notebook in a fresh kernel into build/, print a table of seconds
 course: setup

@@ -54,7 +54,9 @@ def test_kernelspec_setup_cell_and_no_path_hacks(path: Path):
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     cells = code_cells(path)
     first = "".join(cells[0]["source"])
-    assert first.startswith("# NBVAL_IGNORE_OUTPUT"), f"{path.name}: the first code cell is the ignored setup cell"
+    assert "nbval-ignore-output" in cells[0]["metadata"].get("tags", []), (
+        f"{path.name}: the first code cell is the setup cell, its output ignored by nbval (a tag, not a comment)")
+    assert first.startswith("# Setup: run this cell first"), f"{path.name}: the setup cell's first line is for learners"
     assert "google.colab" in first, f"{path.name}: the setup cell installs attnlib on Colab"
     for cell in cells:
         assert "sys.path" not in "".join(cell["source"]), f"{path.name} edits sys.path"

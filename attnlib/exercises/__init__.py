@@ -45,13 +45,14 @@ import contextlib
 import contextvars
 import decimal
 import fractions
+import inspect
 import math
 import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -115,21 +116,6 @@ def report(name: str, verdict: str, text: str = "") -> None:
             raise _verdict_error(line)
         return
     print(line)
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A known wrong answer and the hint that names it.
-
-    ``answer`` is either the wrong value itself (compared like the reference) or, for
-    :func:`check_function`, a wrong implementation run on the same inputs as the learner's.
-    ``when`` may replace both: a predicate on the learner's answer (or output) that recognises
-    the mistake, for mistakes that are a family rather than one value (e.g. "rows sum to Tq").
-    """
-
-    hint: str
-    answer: Any = None
-    when: Callable[[Any], bool] | None = field(default=None, compare=False)
 
 
 # ----------------------------------------------------------------------------- reading an answer
@@ -295,7 +281,8 @@ def tolerance(dtype: torch.dtype | None, atol: float = 1e-5, rtol: float = 1e-4)
     return max(atol, wide), max(rtol, wide)
 
 
-def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dtype: torch.dtype | None = None) -> bool:
+def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dtype: torch.dtype | None = None,
+         equal_nan: bool = False) -> bool:
     """True when ``got`` equals ``expected``: tensors by shape and values (NaN never equal), the rest by value.
 
     ``got`` is first read toward ``expected`` (:func:`read_value`: a 0-d tensor or NumPy number for a
@@ -307,10 +294,12 @@ def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dty
     """
     if isinstance(expected, (tuple, list)) and any(isinstance(e, torch.Tensor) for e in expected):
         return (isinstance(got, (tuple, list)) and len(got) == len(expected)
-                and all(same(g, e, atol=atol, rtol=rtol, dtype=dtype) for g, e in zip(got, expected)))
+                and all(same(g, e, atol=atol, rtol=rtol, dtype=dtype, equal_nan=equal_nan)
+                        for g, e in zip(got, expected)))
     if isinstance(expected, dict):
         return (isinstance(got, dict) and got.keys() == expected.keys()
-                and all(same(got[k], expected[k], atol=atol, rtol=rtol, dtype=dtype) for k in expected))
+                and all(same(got[k], expected[k], atol=atol, rtol=rtol, dtype=dtype, equal_nan=equal_nan)
+                        for k in expected))
     if isinstance(expected, np.ndarray) and expected.ndim > 0:
         expected = torch.as_tensor(expected)
     if not isinstance(expected, torch.Tensor):
@@ -329,7 +318,7 @@ def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dty
             return got.dtype == expected.dtype and torch.equal(got, expected)
         a, r = tolerance(dtype if dtype is not None else narrower(got.dtype, expected.dtype), atol, rtol)
         got_d, exp_d = got.detach().double(), expected.detach().double()
-        return bool(torch.allclose(got_d, exp_d, atol=a, rtol=r))  # equal_nan=False: NaN is always wrong
+        return bool(torch.allclose(got_d, exp_d, atol=a, rtol=r, equal_nan=equal_nan))  # by default NaN is wrong
     if isinstance(got, bool) or isinstance(expected, bool):
         return type(got) is type(expected) and got == expected  # True is an answer, 1 is not
     if _is_number(expected) and _is_number(got):
@@ -337,7 +326,8 @@ def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dty
             return got == expected
         return math.isfinite(got) and abs(got - expected) <= atol + rtol * abs(expected)
     if isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
-        return len(got) == len(expected) and all(same(g, e, atol=atol, rtol=rtol) for g, e in zip(got, expected))
+        return len(got) == len(expected) and all(same(g, e, atol=atol, rtol=rtol, equal_nan=equal_nan)
+                                                 for g, e in zip(got, expected))
     try:
         return bool(got == expected)
     except Exception:  # an answer whose == raises is simply not the expected one
@@ -452,74 +442,81 @@ def first_difference(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float
     return f"expected {want}, got {have}"
 
 
-def _matching_mistake(got: Any, mistakes: Sequence[Mistake], wrong_value: Callable[[Mistake], Any], *,
-                      atol: float = 1e-5, rtol: float = 1e-4, dtype: torch.dtype | None = None) -> Mistake | None:
-    for mistake in mistakes:
-        try:
-            if mistake.when is not None:
-                if mistake.when(got):
-                    return mistake
-            elif same(got, wrong_value(mistake), atol=atol, rtol=rtol, dtype=dtype):
-                return mistake
-        except Exception:  # a predicate that cannot judge this answer does not match it
-            continue
-    return None
-
-
 def decimals_tolerance(decimals: int) -> float:
     """The absolute tolerance of a prediction written to ``decimals`` decimals: one unit in the last one."""
     return 10.0 ** -decimals * (1 + 1e-6)
 
 
-# ----------------------------------------------------------------------------- the two checkers
+def as_number(answer: Any) -> Any:
+    """The number an answer holds (Python, NumPy, ``Fraction``, 0-d or one-element tensor) as an int or
+    float; anything else unchanged. The one number reader of the checkers."""
+    return read_value(answer, 0.0)
 
 
-def check_value(
-    name: str, answer: Any, expected: Any, mistakes: Sequence[Mistake] = (), *,
-    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, decimals: int | None = None,
-) -> None:
-    """Print one line judging ``answer`` against ``expected``, naming the mistake when one is recognised.
+def shown(value: Any) -> str:
+    """A learner's answer as a hint quotes it: a number to 4 significant digits, anything else described."""
+    value = _scalar(value)
+    return _number_text(value) if _is_number(value) else describe(value)
 
-    The answer is read as the value it holds (:func:`read_value`) before it is compared, so a 0-d
-    tensor, a NumPy number, a ``Fraction`` or a list is as good as the Python number or tuple
-    asked for; a string holding a number is told to write the number.
 
-    Args:
-        name: the exercise, as the notebook titles it (e.g. ``"Exercise 2"``).
-        answer: the learner's value; ``None`` or ``...`` means not attempted.
-        expected: the reference value (tensor, tuple, number, bool, str, or a dict of these).
-        mistakes: known wrong values, each with the hint to print; a ``when`` predicate receives the
-            answer as read.
-        correct: a short sentence added after "correct." (what the answer means).
-        atol, rtol: tolerances for tensors and floats.
-        decimals: the precision the prompt asks for ("2 decimals are enough"): when given, numbers
-            within one unit of the last decimal are accepted (``atol = 10**-decimals``, ``rtol = 0``).
+# ----------------------------------------------------------------------------- an exercise, declared
+
+
+def _required(function: Callable[..., Any]) -> int:
+    """How many positional parameters ``function`` requires (those without a default)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in parameters)
+
+
+def _call(function: Callable[..., Any], got: Any, args: tuple) -> Any:
+    """``function(got, args)``, or ``function(got)`` for a predicate or hint written with one required parameter."""
+    return function(got, args) if _required(function) >= 2 else function(got)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer and the hint that names it: one row of an exercise's table of mistakes.
+
+    Recognised by one of:
+
+    - ``answer``: the wrong value itself (compared like the reference; a zero-argument function is
+      called for it), or, in a function exercise, a wrong implementation run on the same probe;
+    - ``when``: a predicate ``when(got)`` or ``when(got, args)`` on the answer as read (or the
+      function's output on the probe ``args``), for a mistake that is a family of values;
+    - ``raises``: an exception type the learner's function raised (``match``: a regular expression
+      its message must contain; ``when(error, args)`` may narrow it further).
+
+    ``hint`` is the sentence printed after "not yet."; ``{got}`` in it is replaced by the learner's
+    answer (or output) as :func:`shown` writes it, or ``hint`` is a function ``(got)`` or ``(got,
+    args)`` that writes the sentence from it. ``example`` is an answer (or function) that makes this
+    mistake, for the tests, where neither ``answer`` nor ``raises`` gives one.
     """
-    if decimals is not None:
-        atol, rtol = decimals_tolerance(decimals), 0.0
-    if _is_stub(answer):
-        report(name, "not attempted")
-        return
-    if not isinstance(expected, str) and (hint := number_in_string(answer)) is not None:
-        report(name, "not yet", hint)
-        return
-    got = read_value(answer, expected)
-    if same(got, expected, atol=atol, rtol=rtol):
-        report(name, "correct", correct)
-    elif (mistake := _matching_mistake(got, mistakes, lambda m: m.answer, atol=atol, rtol=rtol)) is not None:
-        report(name, "not yet", mistake.hint)
-    else:
-        text = first_difference(got, expected, atol=atol, rtol=rtol)
-        report(name, "not yet", text[0].upper() + text[1:] + ".")
+
+    hint: str | Callable[..., str]
+    answer: Any = None
+    when: Callable[..., bool] | None = field(default=None, compare=False)
+    raises: type[BaseException] | tuple[type[BaseException], ...] | None = None
+    match: str = ""
+    example: Any = None
+
+    def text(self, got: Any, args: tuple = ()) -> str:
+        """The hint for ``got`` (the learner's answer, or output on ``args``)."""
+        if callable(self.hint):
+            return _call(self.hint, got, args)
+        return self.hint.replace("{got}", shown(got)) if "{got}" in self.hint else self.hint
 
 
 @dataclass(frozen=True)
 class Probe:
-    """One input of :func:`check_function` chosen to separate a right implementation from a lucky one.
+    """One input of a function exercise, chosen to separate a right implementation from a lucky one.
 
     ``args`` are the arguments; ``label`` names the input in a hint ("the row [0, 200]"); ``hint``
     (a string, or a function ``(got, expected, args) -> str | None``) names the mistake this probe is
-    there to catch, and is used when the learner's function fails on it and no named mistake matched.
+    there to catch, used when the learner's function fails on it and no mistake of the table matched.
     ``loss``, when given, also checks the gradients: ``loss(output, args)`` is a scalar whose backward
     pass must give every floating input the reference's gradient (finite, never NaN).
     """
@@ -528,6 +525,276 @@ class Probe:
     label: str = ""
     hint: str | Callable[[Any, Any, tuple], str | None] | None = None
     loss: Callable[[Any, tuple], torch.Tensor] | None = None
+
+
+class Verdict(NamedTuple):
+    """What a checker found: ``"correct"``, ``"not yet"`` or ``"not attempted"``, the text after it, and the
+    mistake of the table that matched (None when none did)."""
+
+    verdict: str
+    text: str = ""
+    mistake: Mistake | None = None
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise as data: what is right, the probes that test it, the known mistakes and their hints.
+
+    Calling it (``nb05.check_merge_heads(my_merge_heads)``) prints one line through :func:`report`;
+    :meth:`judge` returns the :class:`Verdict` instead. Three kinds, told apart by what is given:
+
+    - a **value** (a prediction, a shape, a number): ``expected`` (or a zero-argument function that
+      computes it). The answer is read as the value it holds (:func:`read_value`; ``read`` may read it
+      otherwise, returning None for an answer it cannot read, which gets ``unreadable``), compared at
+      ``atol``/``rtol`` or at ``decimals`` decimals. ``answers`` names several answers judged
+      together as a dict (``check_shapes(scores_shape, weights_shape, output_shape)``).
+    - a **function**: ``reference`` and ``probes`` (tuples of arguments, or :class:`Probe`, or a
+      zero-argument function returning them). The learner's function runs on each probe (tensors
+      cloned first), the reference on float64 copies; a result in the inputs' dtype or a wider one is
+      compared at the inputs' precision (float16 and bfloat16 at torch's tolerances).
+    - a **property** (a function whose output is random, such as a batch): ``probes`` and no
+      reference. The output is right when no mistake of the table recognises it: each mistake's
+      ``when`` is then a property the output must not show. ``same_twice`` (a hint) also calls the
+      function twice on the same probe (a generator argument copied with its state) and requires
+      equal outputs.
+
+    In every kind the answer is judged in this order: not attempted (``None``, ``...``, a function
+    that returns None); a number written as a string; right; the first mistake of the table that
+    recognises it; the probe's own hint; ``diagnose(got, expected, args)``; then the first difference
+    (the probe, the index, the expected value and the learner's). ``correct`` is the sentence after
+    "correct.". A NaN is never right unless ``equal_nan``; a mistake's wrong output may hold NaN where
+    the learner's does. ``solution`` is a right answer for the tests where neither ``expected`` nor
+    ``reference`` is one (a property exercise).
+    """
+
+    name: str
+    correct: str = ""
+    expected: Any = None
+    reference: Callable[..., Any] | None = None
+    probes: Sequence[tuple | Probe] | Callable[[], Sequence[tuple | Probe]] = ()
+    mistakes: Sequence[Mistake] | Callable[[], Sequence[Mistake]] = ()
+    answers: tuple[str, ...] = ()
+    read: Callable[[Any], Any] | None = None
+    unreadable: str = ""
+    decimals: int | None = None
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    equal_nan: bool = False
+    diagnose: Callable[[Any, Any, tuple], str | None] | None = None
+    same_twice: str = ""
+    reference_in_float64: bool = True
+    solution: Any = None
+
+    def __call__(self, *answers: Any) -> None:
+        verdict = self.judge(*answers)
+        report(self.name, verdict.verdict, verdict.text)
+
+    @property
+    def is_function(self) -> bool:
+        return self.reference is not None or bool(self.probes)
+
+    def table(self) -> list[Mistake]:
+        """The mistakes, built when first needed (a table may compute its wrong values)."""
+        return list(self.mistakes() if callable(self.mistakes) else self.mistakes)
+
+    def probe_list(self) -> list[Probe]:
+        items = self.probes() if callable(self.probes) else self.probes
+        return [p if isinstance(p, Probe) else Probe(tuple(p)) for p in items]
+
+    def expected_value(self) -> Any:
+        return self.expected() if callable(self.expected) else self.expected
+
+    def right_answer(self) -> tuple:
+        """A right answer, as the arguments of a check cell (for the tests)."""
+        answer = self.solution if self.solution is not None else (
+            self.reference if self.is_function else self.expected_value())
+        return tuple(answer[k] for k in self.answers) if self.answers else (answer,)
+
+    def wrong_answer(self, mistake: Mistake) -> tuple | None:
+        """An answer that makes ``mistake``, as the arguments of a check cell (None when the table gives none)."""
+        answer = mistake.example if mistake.example is not None else mistake.answer
+        if answer is None:
+            return None
+        if not self.is_function and callable(answer):
+            answer = answer()
+        return tuple(answer[k] for k in self.answers) if self.answers else (answer,)
+
+    def judge(self, *answers: Any) -> Verdict:
+        """The verdict on the learner's answer(s), never raising (a checker's own failure is reported in one line)."""
+        try:
+            if self.answers:
+                if len(answers) != len(self.answers):
+                    return Verdict("not yet", f"Give {len(self.answers)} answers: {', '.join(self.answers)}.")
+                if all(_is_stub(a) for a in answers):
+                    return Verdict("not attempted")
+                missing = [n for n, a in zip(self.answers, answers) if _is_stub(a)]
+                if missing:
+                    return Verdict("not yet", f"Fill in every answer: {', '.join(missing)} is still None.")
+                answer: Any = dict(zip(self.answers, answers))
+            elif len(answers) != 1:
+                return Verdict("not yet", f"Give one answer, got {len(answers)}.")
+            else:
+                answer = answers[0]
+            if _is_stub(answer):
+                return Verdict("not attempted")
+            return self._judge_function(answer) if self.is_function else self._judge_value(answer)
+        except Exception as err:  # noqa: BLE001 - a checker never raises into a learner's notebook
+            return Verdict("not yet", f"The checker could not read this answer ({type(err).__name__}); "
+                                      "check its type and shape against the exercise's prompt.")
+
+    # -- a value --------------------------------------------------------------------------------
+
+    def _read(self, answer: Any, expected: Any) -> Any:
+        if isinstance(answer, dict) and isinstance(expected, dict):
+            return {k: self._read(v, expected.get(k)) for k, v in answer.items()}
+        if self.read is not None:
+            return self.read(answer)
+        return read_value(answer, expected)
+
+    def _judge_value(self, answer: Any) -> Verdict:
+        expected = self.expected_value()
+        atol, rtol = (decimals_tolerance(self.decimals), 0.0) if self.decimals is not None else (self.atol, self.rtol)
+        strings = [answer] if not isinstance(answer, dict) else list(answer.values())
+        for value in strings:
+            if not isinstance(expected, str) and (hint := number_in_string(value)) is not None:
+                return Verdict("not yet", hint)
+        got = self._read(answer, expected)
+        if got is None or (isinstance(got, dict) and any(v is None for v in got.values())):
+            return Verdict("not yet", self.unreadable.replace("{got}", describe(answer))
+                           or f"The checker cannot read {describe(answer)} as an answer to this exercise.")
+        if same(got, expected, atol=atol, rtol=rtol, equal_nan=self.equal_nan):
+            return Verdict("correct", self.correct)
+        for mistake in self.table():
+            if mistake.raises is not None:
+                continue
+            try:
+                if mistake.when is not None:
+                    hit = _call(mistake.when, got, ())
+                else:
+                    wrong = mistake.answer() if callable(mistake.answer) else mistake.answer
+                    hit = same(got, wrong, atol=atol, rtol=rtol, equal_nan=True)
+                if hit:
+                    return Verdict("not yet", mistake.text(got), mistake)
+            except Exception:  # a predicate that cannot read this answer does not match it
+                continue
+        hint = _safely(self.diagnose, got, expected, ())
+        if not hint:
+            text = first_difference(got, expected, atol=atol, rtol=rtol)
+            hint = text[0].upper() + text[1:] + "."
+        return Verdict("not yet", hint)
+
+    # -- a function or a property -----------------------------------------------------------------
+
+    def _judge_function(self, function: Any) -> Verdict:
+        if not callable(function):
+            return Verdict("not yet", f"Expected a function, got {describe(function)}.")
+        mistakes = self.table()
+        for probe in self.probe_list():
+            args = probe.args
+            where = f"the probe {probe.label}" if probe.label else f"inputs {_inputs_text(args)}"
+            try:
+                got = _quietly(function, *_fresh(args))
+            except Exception as err:  # the learner's code: one line instead of a traceback
+                return self._raised(err, args, where, mistakes)
+            if got is None:
+                return Verdict("not attempted", "(your function returns None: finish it with a return)")
+            if self.same_twice:
+                again = _safely(_quietly, function, *_fresh(args))
+                if not same(again, got, atol=0.0, rtol=0.0, equal_nan=True):
+                    return Verdict("not yet", self.same_twice)
+            dtype = _input_dtype(args)
+            narrow = [t for t in _floating_results(got) if dtype is not None and narrower(t.dtype, dtype) != dtype]
+            if narrow:
+                return Verdict("not yet", f"On {where} your function returns {_dtype_name(narrow[0].dtype)} for "
+                                          f"{_dtype_name(dtype)} inputs: keep the inputs' dtype (or a wider one), "
+                                          "so that no precision is lost.")
+            if self.reference is None:  # a property exercise: right unless a property fails
+                verdict = self._matching(got, args, mistakes, dtype)
+                if verdict is not None:
+                    return verdict
+                continue
+            expected = _reference_value(self.reference, args, self.reference_in_float64)
+            if same(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=self.equal_nan):
+                if probe.loss is not None and (hint := _gradient_hint(
+                        function, self.reference, probe, where, atol=self.atol, rtol=self.rtol, dtype=dtype)):
+                    return Verdict("not yet", hint)
+                continue
+            verdict = self._matching(got, args, mistakes, dtype)
+            if verdict is not None:
+                return verdict
+            hint = (probe.hint if not callable(probe.hint) else _safely(probe.hint, got, expected, args)) \
+                or _safely(self.diagnose, got, expected, args)
+            if not hint:
+                diff = first_difference(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype)
+                hint = f"On {where}, {diff}."
+            return Verdict("not yet", hint)
+        return Verdict("correct", self.correct)
+
+    def _matching(self, got: Any, args: tuple, mistakes: list[Mistake], dtype: torch.dtype | None) -> Verdict | None:
+        for mistake in mistakes:
+            if mistake.raises is not None:
+                continue
+            try:
+                if mistake.when is not None:
+                    hit = _call(mistake.when, got, args)
+                else:
+                    wrong = _quietly(mistake.answer, *_fresh(args))
+                    hit = same(got, wrong, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=True)
+                if hit:
+                    return Verdict("not yet", mistake.text(got, args), mistake)
+            except Exception:  # a wrong implementation or predicate that cannot take this probe does not match
+                continue
+        return None
+
+    def _raised(self, err: Exception, args: tuple, where: str, mistakes: list[Mistake]) -> Verdict:
+        for mistake in mistakes:
+            if mistake.raises is None or not isinstance(err, mistake.raises):
+                continue
+            if mistake.match and not re.search(mistake.match, str(err), re.I):
+                continue
+            if mistake.when is not None and not _safely(mistake.when, err, args):
+                continue
+            return Verdict("not yet", _safely(mistake.text, err, args) or str(mistake.hint), mistake)
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raised = f"Your function raised {type(err).__name__} on {where}"
+        return Verdict("not yet", raised + (f": {text}" if text else "."))
+
+
+def exercises_of(module: Any) -> dict[str, Exercise]:
+    """The exercises a notebook's module declares, by the name its check cell calls (for tests and tools)."""
+    return {name: value for name, value in vars(module).items() if isinstance(value, Exercise)}
+
+
+# ----------------------------------------------------------------------------- the older calls, kept
+
+
+def check_value(
+    name: str, answer: Any, expected: Any, mistakes: Sequence[Mistake] = (), *,
+    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, decimals: int | None = None,
+) -> None:
+    """Judge a value in one call: ``Exercise(name, expected=expected, mistakes=mistakes, ...)(answer)``."""
+    Exercise(name, correct=correct, expected=lambda: expected, mistakes=tuple(mistakes), atol=atol, rtol=rtol,
+             decimals=decimals)(answer)
+
+
+def check_function(
+    name: str, function: Any, inputs: Sequence[tuple | Probe], reference: Callable[..., Any],
+    mistakes: Sequence[Mistake] = (), *, diagnose: Callable[[Any, Any, tuple], str | None] | None = None,
+    on_error: Callable[[Exception, tuple], str | None] | None = None,
+    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, reference_in_float64: bool = True,
+) -> None:
+    """Judge a function in one call: ``Exercise(name, reference=reference, probes=inputs, ...)(function)``.
+
+    ``on_error(err, args)`` names the mistake behind an exception (None when it does not recognise it).
+    """
+    if on_error is not None:
+        named = Mistake(on_error, raises=Exception, when=lambda err, args: on_error(err, args) is not None)
+        mistakes = [*mistakes, named]
+    Exercise(name, correct=correct, reference=reference, probes=tuple(inputs), mistakes=tuple(mistakes),
+             diagnose=diagnose, atol=atol, rtol=rtol, reference_in_float64=reference_in_float64)(function)
+
+
+# ----------------------------------------------------------------------------- running the learner's code
 
 
 def _input_dtype(args: tuple) -> torch.dtype | None:
@@ -546,105 +813,23 @@ def _floating_results(got: Any) -> list[torch.Tensor]:
     return []
 
 
-def _gradients(function: Callable[..., Any], args: tuple, loss: Callable[[Any, tuple], torch.Tensor]) -> list:
-    leaves = tuple(a.detach().clone().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point()
-                   else a for a in args)
-    out = _quietly(function, *leaves)
-    value = loss(out, leaves)
-    grads = torch.autograd.grad(value, [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad],
-                                allow_unused=True)
-    return [torch.zeros_like(a) if g is None else g for a, g in
-            zip([a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad], grads)]
-
-
-def check_function(
-    name: str, function: Any, inputs: Sequence[tuple | Probe], reference: Callable[..., Any],
-    mistakes: Sequence[Mistake] = (), *, diagnose: Callable[[Any, Any, tuple], str | None] | None = None,
-    on_error: Callable[[Exception, tuple], str | None] | None = None,
-    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, reference_in_float64: bool = True,
-) -> None:
-    """Print one line judging the learner's ``function`` on every input tuple against ``reference``.
-
-    The function is called on each tuple of ``inputs``, or each :class:`Probe` (tensors are cloned
-    first, so the learner's function cannot change them for the next call; warnings it triggers are
-    silenced). The reference runs on float64 copies of the floating inputs (unless
-    ``reference_in_float64=False``, or the reference cannot take float64 inputs), and the learner's
-    result, in the inputs' dtype or a wider one, is compared at the inputs' precision: float16 and
-    bfloat16 at torch's tolerances, float32 and float64 at ``atol``/``rtol``. A result narrower than
-    its inputs (float16 out of float32 in) is not accepted.
-
-    On the first input where it disagrees with the reference, each mistake is tried in order: its
-    wrong implementation (``Mistake.answer``, run on the same input) or predicate (``Mistake.when``,
-    given the learner's output); a match prints its hint. Then the probe's own hint, then
-    ``diagnose(got, expected, args)`` when given (it returns None when it does not recognise the
-    answer). Otherwise the general hint shows the first difference: the input (or probe), the index,
-    the expected value and the learner's.
-
-    A function that returns ``None`` (the stub) is not attempted yet. One that raises is told which
-    exception it raised, on which inputs, unless ``on_error(err, args)`` names the mistake behind it.
-    A mistake, diagnosis or error hint that itself fails is skipped, so a checker never raises.
-    """
-    if _is_stub(function):
-        report(name, "not attempted")
-        return
-    if not callable(function):
-        report(name, "not yet", f"Expected a function, got {describe(function)}.")
-        return
-    for item in inputs:
-        probe = item if isinstance(item, Probe) else Probe(tuple(item))
-        args = probe.args
-        where = f"the probe {probe.label}" if probe.label else f"inputs {_inputs_text(args)}"
-        try:
-            got = _quietly(function, *_fresh(args))
-        except Exception as err:  # the learner's code: report it in one line instead of a traceback
-            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-            raised = f"Your function raised {type(err).__name__} on {where}"
-            hint = _safely(on_error, err, args) or (raised + (f": {text}" if text else "."))
-            report(name, "not yet", hint)
-            return
-        if got is None:
-            report(name, "not attempted", "(your function returns None: finish it with a return)")
-            return
-        expected = _reference_value(reference, args, reference_in_float64)
-        dtype = _input_dtype(args)
-        narrow = [t for t in _floating_results(got) if dtype is not None and narrower(t.dtype, dtype) != dtype]
-        if narrow:
-            report(name, "not yet", f"On {where} your function returns {_dtype_name(narrow[0].dtype)} for "
-                                    f"{_dtype_name(dtype)} inputs: keep the inputs' dtype (or a wider one), "
-                                    "so that no precision is lost.")
-            return
-        if same(got, expected, atol=atol, rtol=rtol, dtype=dtype):
-            if probe.loss is None:
-                continue
-            hint = _gradient_hint(function, reference, probe, where, atol=atol, rtol=rtol, dtype=dtype)
-            if hint is None:
-                continue
-            report(name, "not yet", hint)
-            return
-        mistake = _matching_mistake(got, mistakes, lambda m, args=args: _quietly(m.answer, *_fresh(args)),
-                                    atol=atol, rtol=rtol, dtype=dtype)
-        if mistake is not None:
-            hint = mistake.hint
-        else:
-            probe_hint = probe.hint if not callable(probe.hint) else _safely(probe.hint, got, expected, args)
-            hint = probe_hint or _safely(diagnose, got, expected, args)
-        if not hint:
-            diff = first_difference(got, expected, atol=atol, rtol=rtol, dtype=dtype)
-            hint = f"On {where}, {diff}."
-        report(name, "not yet", hint)
-        return
-    report(name, "correct", correct)
-
-
 def _reference_value(reference: Callable[..., Any], args: tuple, in_float64: bool) -> Any:
-    """The reference on float64 copies of the floating inputs; on the inputs as they are if it cannot take float64
-    (a reference that mixes its inputs with float32 tensors of its own), so an older checker keeps working."""
+    """The reference on float64 copies of the floating inputs; on the inputs as they are if it cannot take float64."""
     if in_float64:
         try:
             return _quietly(reference, *_in_float64(args))
         except Exception:
             pass
     return _quietly(reference, *_fresh(args))
+
+
+def _gradients(function: Callable[..., Any], args: tuple, loss: Callable[[Any, tuple], torch.Tensor]) -> list:
+    leaves = tuple(a.detach().clone().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                   else a for a in args)
+    value = loss(_quietly(function, *leaves), leaves)
+    wanted = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+    grads = torch.autograd.grad(value, wanted, allow_unused=True)
+    return [torch.zeros_like(a) if g is None else g for a, g in zip(wanted, grads)]
 
 
 def _gradient_hint(function: Callable[..., Any], reference: Callable[..., Any], probe: Probe, where: str, *,
@@ -670,8 +855,17 @@ def _gradient_hint(function: Callable[..., Any], reference: Callable[..., Any], 
 
 
 def _fresh(args: tuple) -> tuple:
-    """The inputs, tensors cloned: a learner's function that writes into its inputs cannot spoil the next call."""
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    """The inputs, tensors cloned and generators copied with their state: the learner's function cannot spoil
+    the next call, and two calls on the same probe draw the same numbers."""
+    def copy(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            return a.clone()
+        if isinstance(a, torch.Generator):
+            twin = torch.Generator(device=a.device)
+            twin.set_state(a.get_state())
+            return twin
+        return a
+    return tuple(copy(a) for a in args)
 
 
 def _quietly(function: Callable[..., Any], *args: Any) -> Any:
@@ -681,8 +875,8 @@ def _quietly(function: Callable[..., Any], *args: Any) -> Any:
         return function(*args)
 
 
-def _safely(function: Callable[..., str | None] | None, *args: Any) -> str | None:
-    """A hint from ``function``, or None when there is none or it cannot read this answer."""
+def _safely(function: Callable[..., Any] | None, *args: Any) -> Any:
+    """``function(*args)``, or None when there is no function or it cannot read this answer."""
     if function is None:
         return None
     try:
@@ -694,13 +888,14 @@ def _safely(function: Callable[..., str | None] | None, *args: Any) -> str | Non
 def _inputs_text(args: tuple) -> str:
     """Inputs as a hint shows them: a tensor by its shape and dtype, anything else by its repr."""
     return ", ".join(
-        f"{tuple(a.shape)} {_dtype_name(a.dtype)}" if isinstance(a, torch.Tensor) else repr(a)
+        f"{tuple(a.shape)} {_dtype_name(a.dtype)}" if isinstance(a, torch.Tensor)
+        else "a generator" if isinstance(a, torch.Generator) else repr(a)
         for a in args
     )
 
 
 __all__ = [
-    "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "Mistake", "Probe", "check_function", "check_value", "decimals_tolerance",
-    "describe", "first_difference", "grading", "narrower", "number_in_string", "read_value", "report", "same",
-    "shape_of", "tolerance",
+    "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "Exercise", "Mistake", "Probe", "Verdict", "as_number", "check_function",
+    "check_value", "decimals_tolerance", "describe", "exercises_of", "first_difference", "grading", "narrower",
+    "number_in_string", "read_value", "report", "same", "shape_of", "shown", "tolerance",
 ]

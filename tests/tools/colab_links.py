@@ -28,17 +28,18 @@ COLAB = re.compile(r"https://colab\.research\.google\.com/github/" + REPO_PATTER
 BINDER = re.compile(r"https://mybinder\.org/v2/gh/" + REPO_PATTERN + r"/HEAD")
 
 SETUP_CELL = '''\
-# NBVAL_IGNORE_OUTPUT
-# Setup: a learner may skip this cell. On Colab it installs attnlib, the course's helper
-# package, from the course's repository; elsewhere `make lab` has installed it already.
+# Setup: run this cell first (no need to read it). On Colab it installs attnlib, the course's
+# helper package, in about a minute; elsewhere `make lab` has installed it already.
 import importlib
 import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+import torch
+
 REPO = "https://github.com/{repo}"
 if "google.colab" in sys.modules:
-    print("installing attnlib...")
+    print("installing attnlib from the course's repository (about a minute)...")
     pip = [sys.executable, "-m", "pip", "install", "--quiet", f"git+{{REPO}}"]
     try:
         installed = subprocess.run(pip, capture_output=True, timeout=600).returncode == 0
@@ -57,8 +58,12 @@ def installed_version(name):
         return "not installed"
 
 
+# One thread: the course's tensors are small, so one thread is as quick as several, and on a busy
+# laptop a notebook slows down with the load instead of stalling on threads that wait for each other.
+torch.set_num_threads(1)
 packages = ("torch", "numpy", "matplotlib", "seaborn", "attnlib")
 print("python", sys.version.split()[0], "|", " | ".join(f"{{p}} {{installed_version(p)}}" for p in packages))'''
+IGNORE_TAG = "nbval-ignore-output"  # nbval leaves the output alone: versions differ from machine to machine
 
 
 def read_repo(root: Path = ROOT) -> str:
@@ -122,6 +127,8 @@ def drift(root: Path = ROOT) -> list[str]:
             problems.append(f"notebooks/{name}: the first code cell is not the setup cell for {repo}")
         elif not cell.metadata.get("jupyter", {}).get("source_hidden"):
             problems.append(f"notebooks/{name}: the setup cell's source is not collapsed")
+        elif IGNORE_TAG not in cell.metadata.get("tags", []):
+            problems.append(f"notebooks/{name}: the setup cell lacks the tag {IGNORE_TAG}")
     return problems
 
 
@@ -142,6 +149,8 @@ def rewrite(root: Path = ROOT) -> list[str]:
         before = (cell.source, dict(cell.metadata))
         cell.source = setup_cell_source(repo)
         cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        if IGNORE_TAG not in cell.metadata.setdefault("tags", []):
+            cell.metadata["tags"].append(IGNORE_TAG)
         if (cell.source, dict(cell.metadata)) != before:
             nbformat.write(nb, path)
             changed.append(path.relative_to(root).as_posix())
