@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -220,3 +221,28 @@ def test_cross_attention_error_on_unequal_sequences(capsys):
     nb01.check_cross_attention(equal_shapes_only)
     out = line(capsys)
     assert out.startswith("Exercise 5: not yet. ") and "W_q multiplies the decoder, W_k and W_v the encoder" in out, out
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+def said(capsys) -> str:
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, f"a checker prints exactly one line, got {out!r}"
+    return out.rstrip("\n")
+
+
+def test_shapes_of_notebook_01_may_be_sizes_arrays_or_tensors(capsys):
+    nb01.check_shapes(torch.Size([5, 7]), np.array([5, 7]), torch.tensor([5, 32]))
+    assert said(capsys).startswith("Exercise 1: correct.")
+    nb01.check_shapes("(5, 7)", (5, 7), (5, 32))
+    assert said(capsys).startswith("Exercise 1: not yet. Write scores_shape as a tuple of numbers")
+
+
+def test_weights_of_notebook_01_may_be_an_array(capsys):
+    q, k, _ = nb01.exercise_3_inputs()
+    weights = torch.softmax(q @ k.T / 2, dim=-1)
+    nb01.check_weights(weights.numpy())
+    assert said(capsys).startswith("Exercise 3: correct.")
+    nb01.check_weights(weights.double())
+    assert said(capsys).startswith("Exercise 3: correct.")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.exercises import nb02
+from attnlib.exercises import grading, nb02
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> str:
@@ -218,3 +221,44 @@ def test_function_stubs_are_not_attempted(capsys, name, checker):
     assert said(capsys) == f"{name}: not attempted yet\n"
     checker(stub_function)
     assert said(capsys).startswith(f"{name}: not attempted yet (your function returns None")
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb02.check_key1_column, np.array([0.5, 0.5])),
+    (nb02.check_key1_column, (Fraction(1, 2), np.float64(0.5))),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+@pytest.mark.parametrize(("small", "large"), [(0.99, 0.17), (1, 0.16), (1.0, 1 / 6)])
+def test_two_decimals_are_enough_in_02_exercise_2(capsys, small, large):
+    nb02.check_tau_limits(small, large)
+    assert said(capsys).startswith("Exercise 2: correct.")
+
+
+def _shifted_by(shift):
+    def softmax(x):
+        e = torch.exp(x - shift(x))
+        return e / e.sum(dim=-1, keepdim=True)
+    return softmax
+
+
+@pytest.mark.parametrize("shift", [lambda x: x.amin(dim=-1, keepdim=True), lambda x: x.mean(dim=-1, keepdim=True),
+                                   lambda x: x[..., :1]], ids=["min", "mean", "first"])
+def test_02_softmax_shifted_by_anything_but_the_maximum_is_caught_on_a_wide_row(capsys, shift):
+    nb02.check_stable_softmax(_shifted_by(shift))
+    out = said(capsys)
+    assert out.startswith("Exercise 4: not yet. On the row [0, 200] your weights are NaN") and "x.amax" in out
+
+
+def test_grading_mode_fails_the_lucky_softmax_and_passes_the_right_one(capsys):
+    with grading(), pytest.raises(AssertionError, match=r"^Exercise 4: not yet\. On the row \[0, 200\]"):
+        nb02.check_stable_softmax(_shifted_by(lambda x: x.amin(dim=-1, keepdim=True)))
+    with grading():
+        nb02.check_stable_softmax(_shifted_by(lambda x: x.amax(dim=-1, keepdim=True)))
+    assert capsys.readouterr().out == ""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+import numpy as np
 import pytest
 import torch
 
@@ -112,3 +114,21 @@ def test_scaled_scores_general_hint_and_stubs(capsys):
     assert said(capsys) == "Exercise 5: not attempted yet\n"
     nb03.check_scaled_scores(lambda q, k: None)
     assert "not attempted yet" in said(capsys)
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb03.check_variance_prediction, Fraction(8)),
+    (nb03.check_iiith_scaled, np.float32(4.09 / 6)),
+    (nb03.check_scaled_variance, torch.tensor(4.0)),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+def test_a_number_in_a_string_is_told_to_drop_the_quotes(capsys):
+    nb03.check_iiith_scaled("0.68")
+    assert "You wrote the string '0.68': write the number itself" in said(capsys)

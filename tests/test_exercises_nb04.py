@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -232,3 +233,48 @@ def test_cache_causal_mask_mistakes(capsys, mistake):
 def test_not_a_function(capsys):
     nb04.check_cache_causal_mask(3)
     assert said(capsys) == "Exercise 5: not yet. Expected a function, got 3."
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb04.check_combined_shape, np.array([3, 1, 3, 3])),
+    (nb04.check_example0_mask, np.array([[1, 0, 0], [1, 1, 0], [1, 1, 0]])),
+    (nb04.check_example0_mask, torch.tensor([[True, False, False], [True, True, False], [True, True, False]])),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+def _guard(mask):
+    return mask.any(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize("answer", [
+    lambda s, m: torch.where(_guard(m), torch.softmax(s.masked_fill(~m, float("-inf")), -1, dtype=torch.float32), 0.0),
+    lambda s, m: torch.where(_guard(m), torch.exp(s.float().masked_fill(~m, float("-inf"))
+                                                  - torch.logsumexp(s.float().masked_fill(~m, float("-inf")), -1,
+                                                                    keepdim=True)), 0.0),
+    lambda s, m: torch.where(_guard(m), torch.softmax(s.double().masked_fill(~m, float("-inf")), -1), 0.0),
+])
+def test_float16_scores_computed_in_float32_or_with_logsumexp_are_right(capsys, answer):
+    nb04.check_safe_masked_softmax(answer)
+    assert said(capsys).startswith("Exercise 4: correct.")
+
+
+def test_04_additive_inf_mask_then_nan_to_num_is_caught_by_its_gradient(capsys):
+    def additive_then_nan_to_num(scores, mask):
+        additive = torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
+        return torch.softmax(scores + additive, dim=-1).nan_to_num(0.0)
+
+    nb04.check_safe_masked_softmax(additive_then_nan_to_num)
+    out = said(capsys)
+    assert out.startswith("Exercise 4: not yet. Your weights are right, but under P2's loss mask") and "NaN" in out
+
+    def masked_fill_then_nan_to_num(scores, mask):  # masked_fill sends no gradient to the masked scores: right
+        return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(0.0)
+
+    nb04.check_safe_masked_softmax(masked_fill_then_nan_to_num)
+    assert said(capsys).startswith("Exercise 4: correct.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -220,3 +221,24 @@ def test_multi_head_attention_general_hint(capsys):
 def test_multi_head_attention_stub(capsys, function):
     nb05.check_multi_head_attention(function)
     assert line(capsys).startswith("Exercise 5: not attempted yet")
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+def said(capsys) -> str:
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, f"a checker prints exactly one line, got {out!r}"
+    return out.rstrip("\n")
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb05.check_split_shape, np.array([2, 3, 7, 4])),
+    (nb05.check_split_shape, torch.Size([2, 3, 7, 4])),
+    (nb05.check_head_scale, torch.tensor(64.0).sqrt()),
+    (nb05.check_head_scale, np.sqrt(64)),
+    (nb05.check_parameter_count, torch.tensor(288)),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 import torch
 
@@ -244,3 +246,37 @@ def test_masked_weights_the_stub(capsys):
     assert line(capsys).startswith(f"Exercise 4: {NOT_ATTEMPTED}")
     nb06.check_masked_weights(None)
     assert line(capsys) == f"Exercise 4: {NOT_ATTEMPTED}"
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+def said(capsys) -> str:
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, f"a checker prints exactly one line, got {out!r}"
+    return out.rstrip("\n")
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb06.check_features_shape, torch.tensor([2, 3, 4, 6])),
+    (nb06.check_largest_weight, Fraction(1, 7)),
+    (nb06.check_largest_weight, torch.tensor(1 / 7)),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+def test_06_softmax_then_mask_without_renormalising_is_named(capsys):
+    def softmax_then_mask(scores, valid_lens):
+        mask = torch.arange(scores.shape[-1]) < valid_lens[:, None, None]
+        return torch.softmax(scores, -1) * mask
+
+    nb06.check_masked_weights(softmax_then_mask)
+    out = said(capsys)
+    assert "zeroed the padded keys' weights after the softmax" in out and "axis" not in out
+
+
+def test_a_number_in_a_string_is_told_to_drop_the_quotes(capsys):
+    nb06.check_largest_weight("1/7")
+    assert "You wrote the string '1/7': write the number itself" in said(capsys)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -223,3 +224,50 @@ def test_the_lines_really_are_wrong_and_right():
     torch.testing.assert_close(step(True, False), full[t:])
     assert not torch.allclose(step(False, False), full[t:], atol=1e-3)  # line A
     assert not torch.allclose(step(True, True), full[t:], atol=1e-3)  # line C
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb07.check_permuted_rows, torch.tensor([2, 1, 0])),
+    (nb07.check_permuted_rows, np.array([2, 1, 0])),
+    (nb07.check_permuted_rows, (2, 1, 0)),
+    (nb07.check_decode_bugs, "A and C"),
+    (nb07.check_decode_bugs, "lines A, C"),
+    (nb07.check_decode_bugs, ["A", "C"]),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+@pytest.mark.parametrize("answer", ["A and C", "a and c", "A, C"])
+def test_07_an_and_between_letters_is_not_a_line_called_n(capsys, answer):
+    nb07.check_decode_bugs(answer)
+    assert "N is not one of them" not in said(capsys)
+    nb07.check_decode_bugs("A and B")
+    out = said(capsys)
+    assert "Line B is right" in out and "Line C is wrong" in out
+
+
+def test_07_a_wrong_exponent_is_not_told_about_its_dtype(capsys):
+    def pair_index_without_two(T, E):
+        i = torch.arange(E // 2)
+        angle = torch.arange(T)[:, None] / 10000 ** (i / E)
+        pe = torch.zeros(T, E)
+        pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
+        return pe
+
+    def some_other_exponent(T, E):
+        i = torch.arange(E // 2)
+        angle = torch.arange(T)[:, None] / 10000 ** (3 * i / E)
+        pe = torch.zeros(T, E)
+        pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
+        return pe
+
+    nb07.check_sinusoidal(pair_index_without_two)
+    assert "your exponent is i/E with i the pair index" in said(capsys)
+    nb07.check_sinusoidal(some_other_exponent)
+    out = said(capsys)
+    assert out == "Exercise 2: not yet. On inputs 6, 4, at index (1, 2) expected 0.01, got 0.001.", out

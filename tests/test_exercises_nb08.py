@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
+from attnlib import causal_mask
 from attnlib.exercises import nb08
 
 
@@ -137,3 +139,31 @@ def test_expand_kv_mistakes(capsys, function, hint):
 def test_expand_kv_stub(capsys):
     nb08.check_expand_kv(lambda kv, hq: None)
     assert said(capsys).startswith("Exercise 4: not attempted yet")
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb08.check_cache_keys_seen, causal_mask(3, 8, align="bottom_right")[0].sum()),  # a 0-d tensor
+    (nb08.check_cache_keys_seen, np.int64(6)),
+    (nb08.check_weights_memory, torch.tensor(8 * 8192 * 8192 * 4 / 2**20)),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+def test_08_online_update_with_raw_exponentials_is_caught_in_float32(capsys):
+    def late(m, s, x):
+        m_new = torch.maximum(m, x)
+        return m_new, (s * torch.exp(m) + torch.exp(x)) / torch.exp(m_new)
+
+    nb08.check_online_update(late)
+    out = said(capsys)
+    assert out.startswith("Exercise 2: not yet. On the probe m = 100, s = 1, x = 101 in float32") and "exp(101)" in out
+
+
+def test_a_number_in_a_string_is_told_to_drop_the_quotes(capsys):
+    nb08.check_cache_keys_seen("6")
+    assert "You wrote the string '6': write the number itself" in said(capsys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -75,3 +76,48 @@ def test_cache_bytes(capsys):
         nb09.check_cache_bytes(wrong)
         out = said(capsys)
         assert out.startswith("Exercise 4: not yet.") and words in out, out
+
+
+# --- answers written another way, and hints that once blamed another mistake --------------------------
+
+
+@pytest.mark.parametrize(("check", "answer"), [
+    (nb09.check_group_size, torch.tensor(9) // 3),
+    (nb09.check_group_size, np.float64(3.0)),
+    (nb09.check_cache_bytes, torch.tensor(2 * 30 * 3 * 64 * 4)),
+])
+def test_a_right_answer_in_another_type_is_accepted(capsys, check, answer):
+    check(answer)
+    assert ": correct." in said(capsys)
+
+
+def test_09_diagonal_with_swapped_dims_is_told_about_the_dims(capsys):
+    nb09.check_previous_token_score(lambda w: w.diagonal(offset=-1, dim1=-1, dim2=-2).mean(-1))
+    out = said(capsys)
+    assert "dims swapped (dim1=-1, dim2=-2)" in out and "NEXT token" in out
+
+
+def test_09_the_mean_pool_hint_can_be_followed_as_written(capsys):
+    nb09.check_mean_pool(lambda hidden, mask: hidden.mean(dim=1))
+    assert "attention_mask.sum(dim=1, keepdim=True)" in said(capsys)
+
+    def as_the_hint_says(hidden, attention_mask):
+        summed = (hidden * attention_mask[..., None]).sum(dim=1)
+        return summed / attention_mask.sum(dim=1, keepdim=True)
+
+    nb09.check_mean_pool(as_the_hint_says)
+    assert said(capsys).startswith("Exercise 2: correct.")
+
+
+def test_09_checkers_leave_the_global_generator_alone(capsys):
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    nb09.check_mean_pool(lambda h, m: h.mean(dim=1))
+    nb09.check_previous_token_score(lambda w: w.diagonal(dim1=-2, dim2=-1).mean(-1))
+    capsys.readouterr()
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_a_number_in_a_string_is_told_to_drop_the_quotes(capsys):
+    nb09.check_cache_bytes("46080")
+    assert "You wrote the string '46080': write the number itself" in said(capsys)
