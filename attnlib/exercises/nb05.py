@@ -116,15 +116,17 @@ def _tokens_in_rows(got: torch.Tensor, args: tuple) -> str:
             "merge the last two axes.")
 
 
+VIEW_AFTER_TRANSPOSE = ("`view` cannot merge axes that `transpose` has only relabelled (the memory is still in "
+                        "(B, H, T, Dh) order). Copy first with .contiguous(), or use .reshape(...), which copies "
+                        "when it must.")
+
 check_merge_heads = Exercise(
     "Exercise 4", reference=merge,
     probes=lambda: [(_labelled_heads(1, 2, 3, 3),), (_labelled_heads(2, 3, 4, 2),), (_labelled_heads(3, 4, 2, 5),)],
     correct="Transpose, then merge the last two axes (.contiguous().view, or .reshape, which copies when it "
             "must): row t holds token t's heads side by side.",
     mistakes=[
-        Mistake("`view` cannot merge axes that `transpose` has only relabelled (the memory is still in (B, H, T, Dh) "
-                "order). Copy first with .contiguous(), or use .reshape(...), which copies when it must.",
-                raises=RuntimeError, match="view|stride|contiguous",
+        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="view|stride|contiguous",
                 example=lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], -1)),
         Mistake(_tokens_in_rows, answer=_merge_without_transpose),
         Mistake("Each of your rows holds its own token's features, but in another order: the merge must put head "
@@ -212,4 +214,7 @@ check_multi_head_attention = Exercise(
                 "and v with their own length, k.shape[1] (or -1), not the queries' Tq.",
                 raises=RuntimeError, when=lambda err, args: args[0].shape[1] != args[1].shape[1],
                 example=lambda q, k, v, h: attend(q, k.reshape(q.shape[0], q.shape[1], -1), v, h)),
+        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="view|stride|contiguous",
+                example=lambda q, k, v, h: attend(q, k, v, h, merge=lambda x: x.transpose(1, 2).view(
+                    x.shape[0], x.shape[2], -1))),
     ])
