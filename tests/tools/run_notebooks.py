@@ -37,11 +37,20 @@ def execute(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
 def clean_metadata(nb: nbformat.NotebookNode) -> None:
-    """Keep what nbval and Jupyter need; drop what changes from run to run."""
+    """Keep what nbval and Jupyter need; drop what changes from run to run.
+
+    A progress bar (tqdm.auto) is a widget: its stored output would be a view of a model that exists only
+    while the kernel runs, with the text of its first frame ("0%"). It is dropped; the learner sees it live.
+    """
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.metadata.pop("ExecuteTime", None)
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if WIDGET not in o.get("data", {})]
     nb.metadata = nbformat.from_dict({
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
