@@ -51,10 +51,12 @@ def my_softmax(x):
     "03_scaling_variance": ("nb03_ex5", '''\
 def scaled_scores(q, k):
     return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''', "which is d_k = 16 instead of sqrt(d_k)"),
-    "04_padding_and_causal_masks": ("nb04_ex5", '''\
-def cache_causal_mask(q_len, kv_len):
-    return torch.ones(q_len, kv_len).tril().bool()  # the top-left diagonal''',
-        "that is the top-left diagonal (is_causal=True)"),
+    "04_padding_and_causal_masks": ("nb04_ex3", '''\
+def decoder_mask(attention_mask):
+    T = attention_mask.shape[-1]
+    real = attention_mask == 1
+    return real[:, None, :, None] & torch.ones(T, T, dtype=torch.bool).tril()  # the padding on the queries''',
+        "Your padding runs along the queries"),
     "05_multihead_reshaping": ("nb05_ex4", '''\
 def my_merge_heads(x):
     b, h, t, dh = x.shape

@@ -105,12 +105,20 @@ q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g
 assert torch.allclose(scaled_scores(q, k), q @ k.transpose(-2, -1) / 8 ** 0.5, atol=1e-5), \\
     "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"''',
     "nb04_ex3": '''\
-lens, T = torch.tensor([1, 4, 2]), 4
-want = torch.tensor([[[[j < n and j <= i for j in range(T)] for i in range(T)]] for n in lens.tolist()])
-got = decoder_mask(lens, T)
-assert got.dtype == torch.bool and got.shape == (3, 1, T, T), "decoder_mask: expected a bool (3, 1, 4, 4) mask"
-assert torch.equal(got, want), "decoder_mask: wrong for valid_lens [1, 4, 2], T = 4"''',
+am = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # left and right padding, B = 2, T = 5
+want = torch.tensor([[[[bool(am[b, j]) and j <= i for j in range(5)] for i in range(5)]] for b in range(2)])
+got = decoder_mask(am)
+assert got.dtype == torch.bool and got.shape == (2, 1, 5, 5), "decoder_mask: expected a bool (2, 1, 5, 5) mask"
+assert torch.equal(got, want), "decoder_mask: wrong for a left-padded and a right-padded sequence, T = 5"''',
     "nb04_ex4": '''\
+am = torch.tensor([[1, 1, 1, 0, 0], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]])
+key_padding_mask, attn_mask = torch_masks(am)
+assert key_padding_mask.dtype == torch.bool and torch.equal(key_padding_mask, am == 0), \\
+    "torch_masks: key_padding_mask must be bool (B, Tk), True at the padding"
+future = torch.tensor([[j > i for j in range(5)] for i in range(5)])
+assert attn_mask.dtype == torch.bool and torch.equal(attn_mask, future), \\
+    "torch_masks: attn_mask must be bool (Tq, Tk), True above the diagonal (the future)"''',
+    "nb04_ex5": '''\
 g = torch.Generator().manual_seed(24)
 scores = torch.randn(2, 3, 4, generator=g)
 mask = torch.tensor([[True, False, True, False], [False] * 4, [True] * 4])  # (Tq, Tk): query 1 sees no key
@@ -118,12 +126,6 @@ got = safe_masked_softmax(scores, mask)
 assert torch.isfinite(got).all(), "safe_masked_softmax: NaN or inf where a query sees no key"
 want = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1) * mask.any(dim=-1, keepdim=True)
 assert torch.allclose(got, want, atol=1e-6), "safe_masked_softmax: wrong with a (Tq, Tk) mask broadcast over B = 2"''',
-    "nb04_ex5": '''\
-for q_len, kv_len in ((1, 6), (4, 4), (2, 5)):
-    want = torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)])
-    got = cache_causal_mask(q_len, kv_len)
-    assert got.shape == want.shape and torch.equal(got.bool(), want), \\
-        f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
     "nb05_ex4": '''\
 x = torch.randn(3, 5, 2, 4, generator=torch.Generator().manual_seed(24)).transpose(1, 2)  # (B, H, T, Dh) = (3, 2, 5, 4)
 assert torch.equal(my_merge_heads(x), x.transpose(1, 2).reshape(3, 5, 8)), "my_merge_heads: wrong for H = 2, Dh = 4"''',
