@@ -16,7 +16,7 @@ from . import Exercise, Mistake, Probe, shape_of
 __all__ = ["check_decoder_mask", "check_head_mask_shape", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
 
-GUARD = "torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)"
+ZERO_ROWS = "then set the rows of the queries with no allowed key to zero (mask.any tells which rows have one)"
 
 
 def _as_01(answer):
@@ -121,8 +121,7 @@ def decoder(attention_mask: torch.Tensor, *, keys: bool = True, queries: bool = 
 
 def _fills(got, want) -> bool:
     """``got`` (bool) broadcasts to ``want``'s shape and then equals it."""
-    return got.dtype == torch.bool and got.dim() <= want.dim() and torch.equal(torch.broadcast_to(got, want.shape),
-                                                                                 want)
+    return got.dtype == torch.bool and got.dim() <= want.dim() and torch.equal(got.broadcast_to(want.shape), want)
 
 
 def _hf_probes():
@@ -190,7 +189,7 @@ def _dtype_hint(got) -> str:
         return (f"Your {name} is a float mask of 0 and -inf, which the module adds to the scores: it accepts that, "
                 "but this exercise asks for the boolean form, True = blocked.")
     why = ("The module adds a float mask to the scores, so 0/1 floats would block nothing." if mask.is_floating_point()
-           else "Compare to get them: attention_mask == 0.")
+           else "Compare instead of computing with the integers.")
     return f"Your {name} has dtype {str(mask.dtype).removeprefix('torch.')}: return booleans, True = blocked. {why}"
 
 
@@ -246,8 +245,7 @@ NAN_GRADIENT = ("Your weights are right, but under the loss mask (a loss on the 
                 "gradient of the scores is NaN in the rows of queries 0 and 1, which have no key. The mistake is the "
                 "additive -inf mask (scores + a tensor of 0 and -inf): the softmax of those rows is 0/0 = NaN, its "
                 "gradient too, and the addition passes it on to the scores, whatever repairs the weights afterwards. "
-                "Fill instead: scores.masked_fill(~mask, float('-inf')) sends no gradient to the masked scores; "
-                f"then zero the empty rows: {GUARD}.")
+                "Fill instead, with masked_fill: it sends no gradient to the masked scores.")
 
 
 def _softmax_probes():
@@ -264,14 +262,14 @@ check_safe_masked_softmax = Exercise(
     correct="Masked keys get exactly 0, a query with no key a zero row, and the gradient stays finite.",
     mistakes=[
         Mistake("Your rows for queries 0 and 1, which have no key they may attend to, are NaN: softmax of a row of "
-                f"-inf is 0/0. Keep the -inf fill, then zero those rows: {GUARD}.",
+                f"-inf is 0/0. Keep the -inf fill, {ZERO_ROWS}.",
                 answer=lambda s, m: safe_softmax(s, m, guard=False)),
         Mistake("Your rows for the queries with no key put 1/Tk on every key, padding and future included: a finite "
-                f"fill such as -1e9 or finfo.min makes them uniform. Fill with float('-inf'), then zero those rows: "
-                f"{GUARD}.", answer=lambda s, m: safe_softmax(s, m, fill=-1e9, guard=False)),
+                f"fill such as -1e9 or finfo.min makes them uniform. Fill with float('-inf'), {ZERO_ROWS}.",
+                answer=lambda s, m: safe_softmax(s, m, fill=-1e9, guard=False)),
         Mistake("Your function fails on float16 scores: -1e9 does not fit in float16 (its largest value is 65504), "
-                "so masked_fill refuses it. Fill with float('-inf'), which every float dtype holds, and zero the "
-                f"rows with no allowed key: {GUARD}.", raises=RuntimeError,
+                f"so masked_fill refuses it. Fill with float('-inf'), which every float dtype holds, {ZERO_ROWS}.",
+                raises=RuntimeError,
                 when=lambda err, args: args[0].dtype == torch.float16,
                 example=lambda s, m: safe_softmax(s, m, fill=-1e9)),
         Mistake("Your weights are 0 on the masked keys, but the rows do not sum to 1: you masked after the softmax, "
