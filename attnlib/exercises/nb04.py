@@ -131,6 +131,8 @@ def _hf_probes():
             Probe((torch.tensor([[0, 0, 0, 1, 1, 1]]),), "left padding, B = 1, T = 6")]
 
 
+FLOAT_LOGIC = ("Your function applied & or ~ to a float mask (torch.ones and tril give floats), and torch refuses "
+               "that: build the masks as booleans, with dtype=torch.bool, .bool() or a comparison.")
 NOT_BOOL = ("Your mask has dtype {}: return booleans (True = may attend). torch adds a float mask to the scores, "
             "so 0/1 floats would hide nothing: compare, attention_mask == 1.")
 
@@ -140,6 +142,8 @@ check_decoder_mask = Exercise(
     mistakes=[
         Mistake(lambda got: NOT_BOOL.format(str(got.dtype).removeprefix("torch.")),
                 when=lambda got: got.dtype != torch.bool, example=lambda am: decoder(am).int()),
+        Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
+                example=lambda am: (am == 1)[:, None, None, :] & torch.ones(am.shape[-1], am.shape[-1]).tril()),
         Mistake("Your (B, Tk) padding mask met the (Tq, Tk) causal mask without its head and query axes: broadcasting "
                 "lines shapes up from the right, so row b would be read as query b. It fails when B differs from T "
                 "and is silently wrong when they are equal: give it (B, 1, 1, Tk) first.", raises=RuntimeError,
@@ -201,6 +205,8 @@ check_torch_masks = Exercise(
         Mistake("Return two masks, (key_padding_mask, attn_mask): the module takes the padding and the causal part "
                 "as separate arguments.", when=lambda got: isinstance(got, torch.Tensor),
                 example=lambda am: ~decoder(am)),
+        Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
+                example=lambda am: (am == 0, ~torch.ones(am.shape[-1], am.shape[-1]).tril())),
         Mistake(_dtype_hint, when=lambda got: any(m.dtype != torch.bool for m in got),
                 example=lambda am: (1 - am, ~_tril(am.shape[-1]))),
         Mistake("Your key_padding_mask must be (B, Tk): the module adds the head and query axes itself.",

@@ -114,6 +114,11 @@ def dm_float(attention_mask):  # 1.0 / 0.0: a float mask is added to the scores
     return attention_mask[:, None, None, :].float() * torch.ones(T, T).tril()
 
 
+def dm_float_tril(attention_mask):  # torch.tril(torch.ones(T, T)) is float: & refuses it
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :] & torch.tril(torch.ones(T, T))
+
+
 def dm_causal_only(attention_mask):
     T = attention_mask.shape[-1]
     return torch.ones(T, T, dtype=torch.bool).tril()
@@ -145,6 +150,11 @@ def tm_loop(attention_mask):
 def tm_lt(attention_mask):
     T = attention_mask.shape[-1]
     return attention_mask < 1, torch.triu(torch.ones(T, T), 1) == 1
+
+
+def tm_float_tril(attention_mask):  # ~ on a float mask
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, ~torch.tril(torch.ones(T, T))
 
 
 def tm_attnlib_polarity(attention_mask):  # both masks True = may attend
@@ -331,6 +341,7 @@ ANSWERS = [
     wrong(EX3, "strict-diagonal", lambda: dm_strict, ("itself", "diagonal")),
     wrong(EX3, "float-mask", lambda: dm_float, ("bool", "dtype")),
     wrong(EX3, "causal-only", lambda: dm_causal_only, ("key mask", "real tokens", "pad")),
+    wrong(EX3, "float-tril", lambda: dm_float_tril, ("bool", "float")),
     # Exercise 4
     right(EX4, "compare-and-triu", lambda: tm_compare),
     right(EX4, "logical-not", lambda: tm_logical_not),
@@ -347,6 +358,7 @@ ANSWERS = [
     wrong(EX4, "key-mask-axes", lambda: tm_key_mask_axes, ("(B, Tk)",)),
     wrong(EX4, "lengths", lambda: tm_lengths, ("left", "number of 1s")),
     wrong(EX4, "one-mask", lambda: tm_one_mask, ("two masks", "pair")),
+    wrong(EX4, "float-tril", lambda: tm_float_tril, ("bool", "float")),
     # Exercise 5
     right(EX5, "where-isnan", lambda: sms_where_isnan),
     right(EX5, "masked-fill-nan-to-num", lambda: sms_masked_fill_nan_to_num),
