@@ -70,12 +70,6 @@ check_sequence1_mask = Exercise(
                 answer=_rows(_tril(4) & SEQ1_PAD & SEQ1_PAD[:, None])),
         Mistake("Your matrix is the exact opposite: 1 where a query may NOT attend. That is nn.MultiheadAttention's "
                 "polarity (True = blocked); here 1 = may attend.", answer=_rows(~(_tril(4) & SEQ1_PAD))),
-        Mistake("Your triangle points the wrong way: query t0 sees t1, its future. Query i sees keys 0..i, on and "
-                "below the diagonal.", answer=_rows(_tril(4).T & SEQ1_PAD)),
-        Mistake("Your query t0 sees nothing: a query may attend to itself (key j <= query i, the diagonal "
-                "included).", answer=_rows(_tril(4, -1) & SEQ1_PAD)),
-        Mistake("You wrote the keys as rows: row i is query i, column j is key j.",
-                answer=_rows((_tril(4) & SEQ1_PAD).T)),
     ])
 
 
@@ -93,12 +87,8 @@ check_head_mask_shape = Exercise(
                 "causal mask's Tq.", answer=(2, 1, 1, 4)),
         Mistake("{got} has 3 axes, like the combination above: the extra None adds a head axis, and a broadcast "
                 "keeps every axis of its larger operand.", answer=(2, 4, 4)),
-        Mistake("{got} gives the head axis 4: it is 1 in the key mask and absent from the causal mask (read as "
-                "1), so it stays 1.", answer=(2, 4, 4, 4)),
         Mistake("{got} is the causal mask's shape: a broadcast keeps every axis of its larger operand.",
                 answer=(4, 4)),
-        Mistake("{got} moves the batch: pad[:, None, None, :] keeps B first and puts the new axes after it.",
-                answer=(1, 2, 4, 4)),
     ])
 
 

@@ -306,8 +306,8 @@ ANSWERS = [
     wrong(EX1, "padding-only", lambda: [[1, 1, 0, 0]] * 4, ("causal", "future")),
     wrong(EX1, "or", lambda: [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], ("|", "&", "both")),
     wrong(EX1, "upper-triangle", lambda: [[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
-          ("future", "below", "wrong way")),
-    wrong(EX1, "no-diagonal", lambda: [[0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]], ("itself", "diagonal")),
+          ("past",)),
+    wrong(EX1, "no-diagonal", lambda: [[0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]], ("itself",)),
     wrong(EX1, "all-real", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]),
     # Exercise 2
     right(EX2, "tuple", lambda: (2, 1, 4, 4)),
@@ -318,9 +318,9 @@ ANSWERS = [
                                           & torch.ones(4, 4, dtype=torch.bool).tril()).shape)),
     wrong(EX2, "three-axes", lambda: (2, 4, 4), ("head", "axis", "axes")),
     wrong(EX2, "key-mask-shape", lambda: (2, 1, 1, 4), ("Tq", "causal", "broadcast", "quer")),
-    wrong(EX2, "head-axis-4", lambda: (2, 4, 4, 4), ("head", "1")),
+    wrong(EX2, "head-axis-4", lambda: (2, 4, 4, 4), ("larger", "counts as 1")),
     wrong(EX2, "causal-shape", lambda: (4, 4), ("axes", "broadcast")),
-    wrong(EX2, "batch-second", lambda: (1, 2, 4, 4), ("B", "batch", "first")),
+    wrong(EX2, "batch-second", lambda: (1, 2, 4, 4), ("from the right",)),
     wrong(EX2, "string", lambda: "(2, 1, 4, 4)", ("tuple", "string", "quote")),
     # Exercise 3
     right(EX3, "compare-with-1", lambda: dm_compare),
