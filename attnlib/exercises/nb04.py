@@ -19,6 +19,10 @@ __all__ = ["check_decoder_mask", "check_head_mask_shape", "check_safe_masked_sof
 ZERO_ROWS = "then set the rows of the queries with no allowed key to zero (mask.any tells which rows have one)"
 
 
+def _rows(mask: torch.Tensor) -> list:
+    return mask.int().tolist()
+
+
 def _as_01(answer):
     """A matrix of 0/1 or booleans (lists, tuples, a tensor or an array) as a list of lists of ints; else None."""
     try:
@@ -37,10 +41,6 @@ def _tril(t: int, diagonal: int = 0) -> torch.Tensor:
 # --- Exercise 1: sequence 1 ("dogs bark" and two pads) of pad[:, None, :] & causal --------------------
 
 SEQ1_PAD = torch.tensor([True, True, False, False])  # "dogs bark <pad> <pad>"
-
-
-def _rows(mask: torch.Tensor) -> list:
-    return mask.int().tolist()
 
 
 def _first_cell(got, expected, args) -> str:
