@@ -70,14 +70,15 @@ c.Execute.timeout = 900
 # Asserts on probe inputs the checkers do not show, one block per function exercise, keyed by grade_id.
 # Each recomputes the expected answer from the definition, independently of attnlib and of the checker.
 HIDDEN_TESTS = {
-    "nb01_ex4": '''\
+    "nb01_ex2": '''\
 g = torch.Generator().manual_seed(24)
-q, k, v = torch.randn(2, 3, 16, generator=g), torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 5, generator=g)
+q, k = torch.randn(2, 2, 3, 16, generator=g), torch.randn(2, 2, 6, 16, generator=g)
+v = torch.randn(2, 2, 6, 5, generator=g)
 out, w = my_attention(q, k, v)
 w_ref = torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)  # sqrt(d_k) = sqrt(16) = 4
-assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on a batch of 2, d_k = 16"
-assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on a batch of 2, Ev = 5"''',
-    "nb01_ex5": '''\
+assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on (B, H, Tq, d_k) = (2, 2, 3, 16)"
+assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on (2, 2, 3, 16) queries, Ev = 5"''',
+    "nb01_ex4": '''\
 g = torch.Generator().manual_seed(24)
 dec, enc = torch.randn(3, 6, generator=g), torch.randn(4, 5, generator=g)
 W_q, W_k, W_v = torch.randn(6, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
