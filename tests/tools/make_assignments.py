@@ -70,14 +70,15 @@ c.Execute.timeout = 900
 # Asserts on probe inputs the checkers do not show, one block per function exercise, keyed by grade_id.
 # Each recomputes the expected answer from the definition, independently of attnlib and of the checker.
 HIDDEN_TESTS = {
-    "nb01_ex4": '''\
+    "nb01_ex2": '''\
 g = torch.Generator().manual_seed(24)
-q, k, v = torch.randn(2, 3, 16, generator=g), torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 5, generator=g)
+q, k = torch.randn(2, 2, 3, 16, generator=g), torch.randn(2, 2, 6, 16, generator=g)
+v = torch.randn(2, 2, 6, 5, generator=g)
 out, w = my_attention(q, k, v)
 w_ref = torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)  # sqrt(d_k) = sqrt(16) = 4
-assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on a batch of 2, d_k = 16"
-assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on a batch of 2, Ev = 5"''',
-    "nb01_ex5": '''\
+assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on (B, H, Tq, d_k) = (2, 2, 3, 16)"
+assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on (2, 2, 3, 16) queries, Ev = 5"''',
+    "nb01_ex4": '''\
 g = torch.Generator().manual_seed(24)
 dec, enc = torch.randn(3, 6, generator=g), torch.randn(4, 5, generator=g)
 W_q, W_k, W_v = torch.randn(6, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
@@ -85,10 +86,10 @@ out, w = my_cross_attention(dec, enc, W_q, W_k, W_v)
 w_ref = torch.softmax((dec @ W_q) @ (enc @ W_k).T / 2.0, dim=-1)  # d_k = 4
 assert torch.allclose(w, w_ref, atol=1e-5), "my_cross_attention: wrong weights, decoder width 6, encoder width 5"
 assert torch.allclose(out, w_ref @ (enc @ W_v), atol=1e-5), "my_cross_attention: wrong output"''',
-    "nb02_ex3": '''\
-s = torch.randn(2, 2, 2, 3, 4, generator=torch.Generator().manual_seed(24))  # five axes, the keys last
-assert torch.allclose(attention_weights(s), torch.softmax(s, dim=-1), atol=1e-6), \\
-    "attention_weights: wrong on (2, 2, 2, 3, 4) scores: the keys are the last axis"''',
+    "nb02_ex2": '''\
+s = torch.randn(2, 2, 3, 5, 4, generator=torch.Generator().manual_seed(24))  # five axes, (..., Tk, Tq) = (5, 4)
+assert torch.allclose(key_major_weights(s), torch.softmax(s.transpose(-2, -1), dim=-1), atol=1e-6), \\
+    "key_major_weights: wrong on (2, 2, 3, Tk, Tq) = (2, 2, 3, 5, 4) scores"''',
     "nb02_ex4": '''\
 x = torch.tensor([[1.0e4, 0.0, -1.0e4], [-5.0e3, -5.0e3, -5.0e3]])
 got = my_softmax(x)
@@ -96,9 +97,11 @@ assert torch.isfinite(got).all(), "my_softmax: NaN or inf on scores of 1e4 and -
 assert torch.allclose(got, torch.tensor([[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]]), atol=1e-6), \\
     "my_softmax: wrong on scores of 1e4 and -5e3"''',
     "nb02_ex5": '''\
-s = torch.randn(3, 4, generator=torch.Generator().manual_seed(24))
-assert torch.allclose(softmax_with_temperature(s, 0.1), torch.softmax(s / 0.1, dim=-1), atol=1e-6), \\
-    "softmax_with_temperature: wrong at tau = 0.1"''',
+s = torch.randn(2, 4, 3, 6, generator=torch.Generator().manual_seed(24))  # (B, H, Tq, Tk)
+tau = torch.tensor([0.1, 0.5, 2.0, 8.0])  # (H,)
+want = torch.stack([torch.softmax(s[:, h] / tau[h], dim=-1) for h in range(4)], dim=1)
+assert torch.allclose(softmax_with_temperature(s, tau), want, atol=1e-6), \\
+    "softmax_with_temperature: wrong for 4 heads at tau = 0.1, 0.5, 2, 8"''',
     "nb03_ex5": '''\
 g = torch.Generator().manual_seed(24)
 q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g)
