@@ -231,10 +231,10 @@ def exercises_of(nb: nbformat.NotebookNode, name: str) -> list[Exercise]:
         if match is None:
             raise ValueError(f"{name} cell {index}: a solution cell not followed by a check cell nbNN.check_...(...)")
         module, checker = match.group(1), match.group(2)
-        doc = getattr(importlib.import_module(f"attnlib.exercises.{module}"), checker).__doc__ or ""
-        number = EXERCISE_NUMBER.match(doc)
+        entry = getattr(importlib.import_module(f"attnlib.exercises.{module}"), checker)
+        number = EXERCISE_NUMBER.match(getattr(entry, "name", None) or entry.__doc__ or "")  # an Exercise's name
         if number is None:
-            raise ValueError(f"{name}: {module}.{checker}'s docstring does not start with 'Exercise N'")
+            raise ValueError(f"{name}: {module}.{checker} is not named 'Exercise N'")
         kind = "write" if re.search(r"^\s*def \w+\(", cell.source, re.M) else "predict"
         found.append(Exercise(module, int(number.group(1)), checker, match.group(0).strip(), kind, index, check))
     ids = [e.grade_id for e in found]
