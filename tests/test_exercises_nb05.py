@@ -17,13 +17,40 @@ def line(capsys) -> str:
     return out.strip()
 
 
-# --- Exercise 1: the shape after split_heads ---------------------------------------------------
+# --- Exercise 1: the parameter count ------------------------------------------------------------
+
+
+def test_parameter_count_accepts_the_reference(capsys):
+    nb05.check_parameter_count(288)
+    assert line(capsys).startswith("Exercise 1: correct.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (256, "not their biases"),
+    (216, "leaves out the output projection W^O"),
+    (1152, "multiplies by the number of heads"),
+    (96, "as (Dh, Dh)"),
+    (1128, "full-width heads"),
+    (300, "Expected 288, got 300"),
+])
+def test_parameter_count_names_each_mistake(capsys, answer, hint):
+    nb05.check_parameter_count(answer)
+    out = line(capsys)
+    assert out.startswith("Exercise 1: not yet.") and hint in out, out
+
+
+def test_parameter_count_stub(capsys):
+    nb05.check_parameter_count(None)
+    assert line(capsys) == "Exercise 1: not attempted yet"
+
+
+# --- Exercise 2: the shape after split_heads ---------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", [(2, 3, 7, 4), [2, 3, 7, 4], torch.Size([2, 3, 7, 4])])
 def test_split_shape_accepts_the_reference(capsys, answer):
     nb05.check_split_shape(answer)
-    assert line(capsys).startswith("Exercise 1: correct.")
+    assert line(capsys).startswith("Exercise 2: correct.")
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -37,21 +64,21 @@ def test_split_shape_accepts_the_reference(capsys, answer):
 def test_split_shape_names_each_mistake(capsys, answer, hint):
     nb05.check_split_shape(answer)
     out = line(capsys)
-    assert out.startswith("Exercise 1: not yet.") and hint in out, out
+    assert out.startswith("Exercise 2: not yet.") and hint in out, out
 
 
 def test_split_shape_stub(capsys):
     nb05.check_split_shape(None)
-    assert line(capsys) == "Exercise 1: not attempted yet"
+    assert line(capsys) == "Exercise 2: not attempted yet"
 
 
-# --- Exercise 2: the scale of each head ---------------------------------------------------------
+# --- Exercise 3: the scale of each head ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", [8, 8.0, 8.01, math.sqrt(64)])
 def test_head_scale_accepts_the_reference(capsys, answer):
     nb05.check_head_scale(answer)
-    assert line(capsys).startswith("Exercise 2: correct.")
+    assert line(capsys).startswith("Exercise 3: correct.")
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -66,38 +93,11 @@ def test_head_scale_accepts_the_reference(capsys, answer):
 def test_head_scale_names_each_mistake(capsys, answer, hint):
     nb05.check_head_scale(answer)
     out = line(capsys)
-    assert out.startswith("Exercise 2: not yet.") and hint in out, out
+    assert out.startswith("Exercise 3: not yet.") and hint in out, out
 
 
 def test_head_scale_stub(capsys):
     nb05.check_head_scale(None)
-    assert line(capsys) == "Exercise 2: not attempted yet"
-
-
-# --- Exercise 3: the parameter count ------------------------------------------------------------
-
-
-def test_parameter_count_accepts_the_reference(capsys):
-    nb05.check_parameter_count(288)
-    assert line(capsys).startswith("Exercise 3: correct.")
-
-
-@pytest.mark.parametrize(("answer", "hint"), [
-    (256, "not their biases"),
-    (216, "leaves out the output projection W^O"),
-    (1152, "multiplies by the number of heads"),
-    (96, "as (Dh, Dh)"),
-    (1128, "full-width heads"),
-    (300, "Expected 288, got 300"),
-])
-def test_parameter_count_names_each_mistake(capsys, answer, hint):
-    nb05.check_parameter_count(answer)
-    out = line(capsys)
-    assert out.startswith("Exercise 3: not yet.") and hint in out, out
-
-
-def test_parameter_count_stub(capsys):
-    nb05.check_parameter_count(None)
     assert line(capsys) == "Exercise 3: not attempted yet"
 
 

@@ -23,10 +23,32 @@ def _near(value: float, rel: float = 0.01):
     return lambda got: isinstance(got, (int, float)) and abs(got - value) <= rel * abs(value)
 
 
-# --- Exercise 1: the shape after split_heads, B = 2, T = 7, E = 12, H = 3 ------------------------------
+# --- Exercise 1: the parameters of a multi-head layer, E = 8, H = 4, with biases --------------------------
+
+E, H, DH = 8, 4, 2
+
+check_parameter_count = Exercise(
+    "Exercise 1", expected=4 * E * E + 4 * E, read=as_number,
+    correct="4 E^2 + 4 E, whatever the number of heads.",
+    mistakes=[
+        Mistake("{got} counts the four (E, E) matrices but not their biases: four vectors of length E.",
+                answer=4 * E * E),
+        Mistake("{got} counts W_Q, W_K and W_V with their biases but leaves out the output projection W^O.",
+                answer=3 * (E * E + E)),
+        Mistake("{got} multiplies by the number of heads. The H heads share the (E, E) matrices: head h owns Dh of "
+                "their E rows, so the count does not depend on H.", answer=H * (4 * E * E + 4 * E)),
+        Mistake("{got} treats each head's matrices as (Dh, Dh). A head's projection reads all E features and "
+                "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
+        Mistake("{got} counts H full-width heads (each E -> E) and a W^O from H*E back to E, as StatQuest's "
+                "listing does. With Dh = E / H the heads together are one E -> E projection each.",
+                answer=3 * H * (E * E + E) + H * E * E + E),
+    ])
+
+
+# --- Exercise 2: the shape after split_heads, B = 2, T = 7, E = 12, H = 3 ------------------------------
 
 check_split_shape = Exercise(
-    "Exercise 1", expected=(2, 3, 7, 4), read=shape_of,
+    "Exercise 2", expected=(2, 3, 7, 4), read=shape_of,
     unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 3); got {got}.",
     correct="(B, H, T, Dh): 3 heads, each a (T, Dh) matrix per sequence.",
     mistakes=[
@@ -41,10 +63,10 @@ check_split_shape = Exercise(
     ])
 
 
-# --- Exercise 2: the divisor of each head's scores, E = 512, H = 8 ---------------------------------------
+# --- Exercise 3: the divisor of each head's scores, E = 512, H = 8 ---------------------------------------
 
 check_head_scale = Exercise(
-    "Exercise 2", expected=8.0, decimals=2, read=as_number,
+    "Exercise 3", expected=8.0, decimals=2, read=as_number,
     correct="Each head divides by sqrt(Dh) = sqrt(512 / 8), not by sqrt(E) = 22.63.",
     mistakes=[
         Mistake("{got} is sqrt(E), the scale of one head of full width. Each head's queries and keys are only "
@@ -58,28 +80,6 @@ check_head_scale = Exercise(
                 "square root of that.", when=_near(math.sqrt(8)), example=2.83),
         Mistake("{got} is a factor the scores are multiplied by; the question asks for the divisor, sqrt(d_k).",
                 when=_near(1 / 8), example=0.125),
-    ])
-
-
-# --- Exercise 3: the parameters of a multi-head layer, E = 8, H = 4, with biases --------------------------
-
-E, H, DH = 8, 4, 2
-
-check_parameter_count = Exercise(
-    "Exercise 3", expected=4 * E * E + 4 * E, read=as_number,
-    correct="4 E^2 + 4 E, whatever the number of heads.",
-    mistakes=[
-        Mistake("{got} counts the four (E, E) matrices but not their biases: four vectors of length E.",
-                answer=4 * E * E),
-        Mistake("{got} counts W_Q, W_K and W_V with their biases but leaves out the output projection W^O.",
-                answer=3 * (E * E + E)),
-        Mistake("{got} multiplies by the number of heads. The H heads share the (E, E) matrices: head h owns Dh of "
-                "their E rows, so the count does not depend on H.", answer=H * (4 * E * E + 4 * E)),
-        Mistake("{got} treats each head's matrices as (Dh, Dh). A head's projection reads all E features and "
-                "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
-        Mistake("{got} counts H full-width heads (each E -> E) and a W^O from H*E back to E, as StatQuest's "
-                "listing does. With Dh = E / H the heads together are one E -> E projection each.",
-                answer=3 * H * (E * E + E) + H * E * E + E),
     ])
 
 

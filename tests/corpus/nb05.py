@@ -12,12 +12,12 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_split_shape": 1, "check_head_scale": 2, "check_parameter_count": 3,
+EXERCISES = {"check_parameter_count": 1, "check_split_shape": 2, "check_head_scale": 3,
              "check_merge_heads": 4, "check_multi_head_attention": 5}
 
-EX1 = "nb05.check_split_shape"  # split_heads of (B, T, E) = (2, 7, 12), 3 heads: (2, 3, 7, 4)
-EX2 = "nb05.check_head_scale"  # E = 512, H = 8: sqrt(64) = 8
-EX3 = "nb05.check_parameter_count"  # E = 8, H = 4, biases: 4 * 64 + 4 * 8 = 288
+EX1 = "nb05.check_parameter_count"  # E = 8, H = 4, biases: 4 * 64 + 4 * 8 = 288
+EX2 = "nb05.check_split_shape"  # split_heads of (B, T, E) = (2, 7, 12), 3 heads: (2, 3, 7, 4)
+EX3 = "nb05.check_head_scale"  # E = 512, H = 8: sqrt(64) = 8
 EX4 = "nb05.check_merge_heads"  # (B*H, T, Dh) -> (B, T, E)
 EX5 = "nb05.check_multi_head_attention"
 
@@ -194,41 +194,41 @@ def mha_one_head(q, k, v, num_heads):  # ignores num_heads: single-head attentio
 
 ANSWERS = [
     # Exercise 1
-    right(EX1, "tuple", lambda: (2, 3, 7, 4)),
-    right(EX1, "list", lambda: [2, 3, 7, 4]),
-    right(EX1, "torch-size", lambda: attnlib.split_heads(torch.zeros(2, 7, 12), num_heads=3).shape),
-    right(EX1, "numpy-array", lambda: np.array([2, 3, 7, 4])),
-    right(EX1, "numpy-ints", lambda: tuple(np.int64(n) for n in (2, 3, 7, 4))),
-    right(EX1, "int-division", lambda: (2, 3, 7, 12 // 3)),
-    wrong(EX1, "no-transpose", lambda: (2, 7, 3, 4), ("transpose", "H", "head", "order", "(B, H, T, Dh)")),
-    wrong(EX1, "dh-equals-e", lambda: (2, 3, 7, 12), ("Dh", "E / H", "12 / 3", "width")),
-    wrong(EX1, "batch-times-heads", lambda: (6, 7, 4), ("axes", "four", "4", "(B, H, T, Dh)", "B")),
-    wrong(EX1, "t-and-dh-swapped", lambda: (2, 3, 4, 7), ("T", "Dh", "order")),
-    wrong(EX1, "string", lambda: "(2, 3, 7, 4)", ("tuple", "string", "quote")),
+    right(EX1, "int", lambda: 288),
+    right(EX1, "expression", lambda: 4 * 8**2 + 4 * 8),
+    right(EX1, "counted-in-torch", _torch_count),
+    right(EX1, "numpy-int", lambda: np.int64(288)),
+    right(EX1, "0d-tensor", lambda: torch.tensor(288)),
+    right(EX1, "float", lambda: 288.0),
+    wrong(EX1, "no-biases", lambda: 4 * 8**2, ("bias",)),
+    wrong(EX1, "no-output-projection", lambda: 3 * 8**2 + 3 * 8, ("W^O", "output", "four", "4")),
+    wrong(EX1, "times-heads", lambda: 4 * (4 * 8**2 + 4 * 8), ("head", "H", "whatever", "independent")),
+    wrong(EX1, "one-bias", lambda: 4 * 8**2 + 8),
+    wrong(EX1, "string", lambda: "288", ("number", "string", "quote")),
     # Exercise 2
-    right(EX2, "float", lambda: 8.0),
-    right(EX2, "expression", lambda: math.sqrt(512 / 8)),
-    right(EX2, "int", lambda: 8),
-    right(EX2, "numpy-float", lambda: np.float64(8.0)),
-    right(EX2, "0d-tensor", lambda: torch.tensor(64.0).sqrt()),
-    right(EX2, "fraction", lambda: Fraction(8)),
-    wrong(EX2, "sqrt-of-E", lambda: math.sqrt(512), ("Dh", "E / H", "head", "64", "22.6")),
-    wrong(EX2, "Dh-without-sqrt", lambda: 64, ("sqrt", "square root", "√")),
-    wrong(EX2, "factor-not-divisor", lambda: 1 / 8, ("divide", "1/8", "factor", "multipl")),
-    wrong(EX2, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "E / H", "head width", "64")),
-    wrong(EX2, "string", lambda: "8", ("number", "string", "quote")),
+    right(EX2, "tuple", lambda: (2, 3, 7, 4)),
+    right(EX2, "list", lambda: [2, 3, 7, 4]),
+    right(EX2, "torch-size", lambda: attnlib.split_heads(torch.zeros(2, 7, 12), num_heads=3).shape),
+    right(EX2, "numpy-array", lambda: np.array([2, 3, 7, 4])),
+    right(EX2, "numpy-ints", lambda: tuple(np.int64(n) for n in (2, 3, 7, 4))),
+    right(EX2, "int-division", lambda: (2, 3, 7, 12 // 3)),
+    wrong(EX2, "no-transpose", lambda: (2, 7, 3, 4), ("transpose", "H", "head", "order", "(B, H, T, Dh)")),
+    wrong(EX2, "dh-equals-e", lambda: (2, 3, 7, 12), ("Dh", "E / H", "12 / 3", "width")),
+    wrong(EX2, "batch-times-heads", lambda: (6, 7, 4), ("axes", "four", "4", "(B, H, T, Dh)", "B")),
+    wrong(EX2, "t-and-dh-swapped", lambda: (2, 3, 4, 7), ("T", "Dh", "order")),
+    wrong(EX2, "string", lambda: "(2, 3, 7, 4)", ("tuple", "string", "quote")),
     # Exercise 3
-    right(EX3, "int", lambda: 288),
-    right(EX3, "expression", lambda: 4 * 8**2 + 4 * 8),
-    right(EX3, "counted-in-torch", _torch_count),
-    right(EX3, "numpy-int", lambda: np.int64(288)),
-    right(EX3, "0d-tensor", lambda: torch.tensor(288)),
-    right(EX3, "float", lambda: 288.0),
-    wrong(EX3, "no-biases", lambda: 4 * 8**2, ("bias",)),
-    wrong(EX3, "no-output-projection", lambda: 3 * 8**2 + 3 * 8, ("W^O", "output", "four", "4")),
-    wrong(EX3, "times-heads", lambda: 4 * (4 * 8**2 + 4 * 8), ("head", "H", "whatever", "independent")),
-    wrong(EX3, "one-bias", lambda: 4 * 8**2 + 8),
-    wrong(EX3, "string", lambda: "288", ("number", "string", "quote")),
+    right(EX3, "float", lambda: 8.0),
+    right(EX3, "expression", lambda: math.sqrt(512 / 8)),
+    right(EX3, "int", lambda: 8),
+    right(EX3, "numpy-float", lambda: np.float64(8.0)),
+    right(EX3, "0d-tensor", lambda: torch.tensor(64.0).sqrt()),
+    right(EX3, "fraction", lambda: Fraction(8)),
+    wrong(EX3, "sqrt-of-E", lambda: math.sqrt(512), ("Dh", "E / H", "head", "64", "22.6")),
+    wrong(EX3, "Dh-without-sqrt", lambda: 64, ("sqrt", "square root", "√")),
+    wrong(EX3, "factor-not-divisor", lambda: 1 / 8, ("divide", "1/8", "factor", "multipl")),
+    wrong(EX3, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "E / H", "head width", "64")),
+    wrong(EX3, "string", lambda: "8", ("number", "string", "quote")),
     # Exercise 4
     right(EX4, "reshape-transpose", lambda: mh_reshape_transpose),
     right(EX4, "view-contiguous", lambda: mh_view_contiguous),
