@@ -130,8 +130,9 @@ assert torch.isfinite(got).all(), "safe_masked_softmax: NaN or inf where a query
 want = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1) * mask.any(dim=-1, keepdim=True)
 assert torch.allclose(got, want, atol=1e-6), "safe_masked_softmax: wrong with a (Tq, Tk) mask broadcast over B = 2"''',
     "nb05_ex4": '''\
-x = torch.randn(3, 5, 2, 4, generator=torch.Generator().manual_seed(24)).transpose(1, 2)  # (B, H, T, Dh) = (3, 2, 5, 4)
-assert torch.equal(my_merge_heads(x), x.transpose(1, 2).reshape(3, 5, 8)), "my_merge_heads: wrong for H = 2, Dh = 4"''',
+x = torch.randn(6, 5, 4, generator=torch.Generator().manual_seed(24))  # (B*H, T, Dh): B = 2, H = 3, T = 5, Dh = 4
+want = torch.stack([torch.cat([x[b * 3 + h] for h in range(3)], dim=-1) for b in range(2)])  # (B, T, E)
+assert torch.equal(my_merge_heads(x, 3), want), "my_merge_heads: wrong for B = 2, H = 3, T = 5, Dh = 4"''',
     "nb05_ex5": '''\
 g = torch.Generator().manual_seed(24)
 q, k, v = torch.randn(2, 3, 12, generator=g), torch.randn(2, 5, 12, generator=g), torch.randn(2, 5, 12, generator=g)
