@@ -216,6 +216,9 @@ check_blockwise_attention = Exercise(
         Mistake("Your loop leaves out the last block when Tk is not a multiple of block_size: range(0, Tk, "
                 "block_size) reaches it, and slicing past the end gives a shorter block.",
                 answer=lambda q, k, v, b: blockwise(q, k, v, b, last_block=False)),
+        Mistake("Your function counts the axes from the front (shape[2], [:, :, ...]): the probes have 2, 3 and 4 "
+                "axes. Count from the end: the keys are axis -2 (key.shape[-2], key[..., start:stop, :]).",
+                raises=IndexError, example=lambda q, k, v, b: blockwise(q, k[:, :, :], v, b)),  # fails below 3 axes
         Mistake("Your output is acc itself: after the last block divide by s, the sum of the weights.",
                 answer=lambda q, k, v, b: blockwise(q, k, v, b, divide=False)),
     ])

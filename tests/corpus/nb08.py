@@ -180,6 +180,18 @@ def _loop(query, key, value, block_size, *, acc_rescaled=True, s_rescaled=True, 
     return acc / s
 
 
+def bw_four_axes(query, key, value, block_size):  # written for (B, H, T, Dh) only
+    q, m, s, acc = _start(query, value)
+    for start in range(0, key.shape[2], block_size):
+        tile = q @ key[:, :, start:start + block_size].transpose(2, 3)
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        p = torch.exp(tile - m_new)
+        s = s * torch.exp(m - m_new) + p.sum(-1, keepdim=True)
+        acc = acc * torch.exp(m - m_new) + p @ value[:, :, start:start + block_size]
+        m = m_new
+    return acc / s
+
+
 def bw_raw_exp(query, key, value, block_size):  # no maximum: exact algebra, overflows in float32
     q, _, s, acc = _start(query, value)
     for start in range(0, key.shape[-2], block_size):
@@ -363,6 +375,7 @@ ANSWERS = [
     wrong(EX3, "m-not-carried", lambda: lambda *a: _loop(*a, keep=False), ("m = m_new", "never changes")),
     wrong(EX3, "unscaled-query", lambda: lambda *a: _loop(*a, use_query=True), ("scaled", "sqrt")),
     wrong(EX3, "last-block-dropped", lambda: lambda *a: _loop(*a, drop_last=True), ("last block",)),
+    wrong(EX3, "four-axes-only", lambda: bw_four_axes, ("axes", "-2")),
     wrong(EX3, "raw-exp", lambda: bw_raw_exp, ("overflow", "maximum", "not finite")),
     wrong(EX3, "full-matrix", lambda: bw_full_softmax, ("whole", "(Tq, Tk)")),
     wrong(EX3, "attnlib-flash", lambda: lambda q, k, v, b: flash_attention(q, k, v, block_size_k=b),
