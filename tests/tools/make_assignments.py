@@ -177,11 +177,24 @@ m_new, s_new = online_update(m, s, x)
 assert torch.allclose(m_new, torch.tensor([3.0, 5.0])), "online_update: wrong running maximum"
 want = torch.tensor([torch.e ** -3 + 1.0, 2.0 + torch.e ** -6])
 assert torch.allclose(s_new, want, atol=1e-6), "online_update: wrong running sum"''',
+    "nb08_ex3": '''\
+g = torch.Generator().manual_seed(24)
+q, k, v = torch.randn(2, 4, 7, generator=g), torch.randn(2, 13, 7, generator=g), torch.randn(2, 13, 3, generator=g)
+k = k * torch.linspace(0.5, 4.0, 13)[None, :, None]  # larger keys later: the maximum rises from block to block
+want = torch.softmax(q @ k.transpose(-2, -1) / 7 ** 0.5, dim=-1) @ v
+assert torch.allclose(blockwise_attention(q, k, v, 5), want, atol=1e-5), \\
+    "blockwise_attention: wrong for Tq = 4, Tk = 13, blocks of 5"''',
     "nb08_ex4": '''\
-kv = torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(24))  # Hkv = 2
-got = expand_kv(kv, 6)  # Hq = 6: query heads 0-2 read kv head 0, 3-5 kv head 1
-assert got.shape == (1, 6, 3, 4), "expand_kv: expected shape (1, 6, 3, 4)"
-assert all(torch.equal(got[:, h], kv[:, h // 3]) for h in range(6)), "expand_kv: wrong grouping for Hkv = 2, Hq = 6"''',
+for q_len, kv_len in ((2, 9), (1, 1), (6, 6), (3, 4)):
+    want = torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)])
+    got = cache_causal_mask(q_len, kv_len)
+    assert got.dtype == torch.bool and torch.equal(got, want), \\
+        f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
+    "nb08_ex5": '''\
+kv = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(24))  # Hkv = 3
+got = expand_kv(kv, 12)  # Hq = 12: query heads 0-3 read kv head 0, 4-7 kv head 1, 8-11 kv head 2
+assert got.shape == (2, 12, 4, 5), "expand_kv: expected shape (2, 12, 4, 5)"
+assert all(torch.equal(got[:, h], kv[:, h // 4]) for h in range(12)), "expand_kv: wrong groups for Hkv = 3, Hq = 12"''',
     "nb09_ex2": '''\
 hidden = torch.arange(24, dtype=torch.float32).reshape(2, 4, 3)
 attention_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]])
