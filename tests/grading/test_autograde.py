@@ -48,9 +48,10 @@ def my_attention(query, key, value):
 def my_softmax(x):
     e = torch.exp(x)  # no maximum subtracted
     return e / e.sum(dim=-1, keepdim=True)''', "exp(100) overflows float32 to inf"),
-    "03_scaling_variance": ("nb03_ex5", '''\
+    "03_scaling_variance": ("nb03_ex4", '''\
 def scaled_scores(q, k):
-    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''', "which is d_k = 16 instead of sqrt(d_k)"),
+    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''',
+        "divided by d_k itself, not by its square root"),
     "04_padding_and_causal_masks": ("nb04_ex5", '''\
 def cache_causal_mask(q_len, kv_len):
     return torch.ones(q_len, kv_len).tril().bool()  # the top-left diagonal''',

@@ -99,11 +99,13 @@ assert torch.allclose(got, torch.tensor([[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]]
 s = torch.randn(3, 4, generator=torch.Generator().manual_seed(24))
 assert torch.allclose(softmax_with_temperature(s, 0.1), torch.softmax(s / 0.1, dim=-1), atol=1e-6), \\
     "softmax_with_temperature: wrong at tau = 0.1"''',
-    "nb03_ex5": '''\
+    "nb03_ex4": '''\
 g = torch.Generator().manual_seed(24)
 q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g)
 assert torch.allclose(scaled_scores(q, k), q @ k.transpose(-2, -1) / 8 ** 0.5, atol=1e-5), \\
-    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"''',
+    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"
+q, k = torch.randn(7, 36, generator=g), torch.randn(2, 36, generator=g)
+assert torch.allclose(scaled_scores(q, k), q @ k.T / 6.0, atol=1e-5), "scaled_scores: wrong on q (7, 36), k (2, 36)"''',
     "nb04_ex3": '''\
 lens, T = torch.tensor([1, 4, 2]), 4
 want = torch.tensor([[[[j < n and j <= i for j in range(T)] for i in range(T)]] for n in lens.tolist()])
