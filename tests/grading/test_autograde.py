@@ -63,14 +63,12 @@ def my_merge_heads(x):
     "06_additive_attention": ("nb06_ex4", '''\
 def masked_weights(scores, valid_lens):
     return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the padded keys get weight"),
-    "07_positional_encoding": ("nb07_ex2", '''\
-def sinusoidal_fixed(T, E, base=10000.0):
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2] = torch.cos(angle)  # sin and cos swapped
-    pe[:, 1::2] = torch.sin(angle)
-    return pe''', "sin and cos are swapped"),
+    "07_positional_encoding": ("nb07_ex3", '''\
+def rope_rotate_half(x, positions, theta):
+    angle = positions[:, None] * theta
+    a, b = x[..., 0::2], x[..., 1::2]  # neighbours paired, not i and i + D/2
+    return torch.stack([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).flatten(-2)''',
+        "the paper's interleaved pairing"),
     "08_efficient_attention": ("nb08_ex4", '''\
 def expand_kv(kv, num_query_heads):
     return kv.repeat(1, num_query_heads // kv.shape[1], 1, 1)  # tiled, not side by side''',
