@@ -48,9 +48,10 @@ def my_attention(query, key, value):
 def my_softmax(x):
     e = torch.exp(x)  # no maximum subtracted
     return e / e.sum(dim=-1, keepdim=True)''', "exp(100) overflows float32 to inf"),
-    "03_scaling_variance": ("nb03_ex5", '''\
+    "03_scaling_variance": ("nb03_ex4", '''\
 def scaled_scores(q, k):
-    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''', "which is d_k = 16 instead of sqrt(d_k)"),
+    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''',
+        "divided by d_k itself, not by its square root"),
     "04_padding_and_causal_masks": ("nb04_ex3", '''\
 def decoder_mask(attention_mask):
     T = attention_mask.shape[-1]
@@ -64,14 +65,12 @@ def my_merge_heads(x, num_heads):
     "06_additive_attention": ("nb06_ex4", '''\
 def masked_weights(scores, valid_lens):
     return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the padded keys get weight"),
-    "07_positional_encoding": ("nb07_ex2", '''\
-def sinusoidal_fixed(T, E, base=10000.0):
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2] = torch.cos(angle)  # sin and cos swapped
-    pe[:, 1::2] = torch.sin(angle)
-    return pe''', "sin and cos are swapped"),
+    "07_positional_encoding": ("nb07_ex3", '''\
+def rope_rotate_half(x, positions, theta):
+    angle = positions[:, None] * theta
+    a, b = x[..., 0::2], x[..., 1::2]  # neighbours paired, not i and i + D/2
+    return torch.stack([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).flatten(-2)''',
+        "the paper's interleaved pairing"),
     "08_efficient_attention": ("nb08_ex3", '''\
 def running_start(q, value):
     rows = q.shape[:-1]

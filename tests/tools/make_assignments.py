@@ -102,11 +102,13 @@ tau = torch.tensor([0.1, 0.5, 2.0, 8.0])  # (H,)
 want = torch.stack([torch.softmax(s[:, h] / tau[h], dim=-1) for h in range(4)], dim=1)
 assert torch.allclose(softmax_with_temperature(s, tau), want, atol=1e-6), \\
     "softmax_with_temperature: wrong for 4 heads at tau = 0.1, 0.5, 2, 8"''',
-    "nb03_ex5": '''\
+    "nb03_ex4": '''\
 g = torch.Generator().manual_seed(24)
 q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g)
 assert torch.allclose(scaled_scores(q, k), q @ k.transpose(-2, -1) / 8 ** 0.5, atol=1e-5), \\
-    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"''',
+    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"
+q, k = torch.randn(7, 36, generator=g), torch.randn(2, 36, generator=g)
+assert torch.allclose(scaled_scores(q, k), q @ k.T / 6.0, atol=1e-5), "scaled_scores: wrong on q (7, 36), k (2, 36)"''',
     "nb04_ex3": '''\
 am = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # left and right padding, B = 2, T = 5
 want = torch.tensor([[[[bool(am[b, j]) and j <= i for j in range(5)] for i in range(5)]] for b in range(2)])
@@ -156,21 +158,24 @@ assert torch.allclose(masked_weights(scores, lens), want, atol=1e-6), \\
     "masked_weights: wrong for valid_lens [5, 1, 3]"''',
     "nb07_ex2": '''\
 import math
-want = torch.tensor([[math.sin(t / 10000 ** (i / 6)) if i % 2 == 0 else math.cos(t / 10000 ** ((i - 1) / 6))
-                      for i in range(6)] for t in range(5)])
-assert torch.allclose(sinusoidal_fixed(5, 6), want, atol=1e-5), "sinusoidal_fixed: wrong for T = 5, E = 6"''',
+angle = [[t * 10000 ** (-2 * (j // 2) / 10) for j in range(10)] for t in range(40)]  # pair j // 2's angle
+pe = torch.tensor([[math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(row)] for row in angle])
+M = shift_matrix(7, 10)
+assert tuple(M.shape) == (10, 10), "shift_matrix: expected a (10, 10) matrix for E = 10"
+assert torch.allclose(pe[:-7] @ M.T.float(), pe[7:], atol=1e-5), "shift_matrix: M_7 PE(t) is not PE(t + 7), E = 10"''',
     "nb07_ex3": '''\
 import math
-x = torch.randn(3, 6, generator=torch.Generator().manual_seed(24))
-positions = torch.tensor([0, 2, 5])
+x = torch.randn(2, 3, 6, generator=torch.Generator().manual_seed(24))  # (B, T, D)
+positions, theta = torch.tensor([0, 2, 5]), torch.tensor([0.9, 0.2, 0.01])
 want = x.clone()
 for t, p in enumerate(positions.tolist()):
     for i in range(3):
-        angle = p * 10000 ** (-2 * i / 6)
-        a, b = x[t, i].item(), x[t, i + 3].item()  # pair i is (i, i + D/2)
-        want[t, i] = a * math.cos(angle) - b * math.sin(angle)
-        want[t, i + 3] = a * math.sin(angle) + b * math.cos(angle)
-assert torch.allclose(rope_rotate_half(x, positions), want, atol=1e-5), "rope_rotate_half: wrong for D = 6"''',
+        angle = p * theta[i].item()
+        a, b = x[:, t, i], x[:, t, i + 3]  # pair i is (i, i + D/2)
+        want[:, t, i] = a * math.cos(angle) - b * math.sin(angle)
+        want[:, t, i + 3] = a * math.sin(angle) + b * math.cos(angle)
+assert torch.allclose(rope_rotate_half(x, positions, theta).double(), want.double(), atol=1e-5), \\
+    "rope_rotate_half: wrong for B = 2, D = 6, theta [0.9, 0.2, 0.01]"''',
     "nb08_ex2": '''\
 m, s, x = torch.tensor([0.0, 5.0]), torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0])
 m_new, s_new = online_update(m, s, x)
