@@ -34,6 +34,14 @@ def shift_block_diag(k, E, base=10000.0):
     return torch.block_diag(*blocks)
 
 
+def shift_by_solving(k, E, base=10000.0):  # M from the encodings themselves: PE(t + k) = M PE(t) for many t
+    t = torch.arange(0, 30000, 97, dtype=torch.float64)[:, None]  # slow pairs need long stretches
+    w = base ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)
+    pe = torch.stack([(t * w).sin(), (t * w).cos()], dim=-1).flatten(1)  # (310, E), sin and cos interleaved
+    later = torch.stack([((t + k) * w).sin(), ((t + k) * w).cos()], dim=-1).flatten(1)
+    return torch.linalg.lstsq(pe, later).solution.T
+
+
 def shift_by_rope(k, E, base=10000.0):  # turning back by k: interleaved RoPE at position -k, read as a matrix
     return apply_rope(torch.eye(E, dtype=torch.float64), torch.full((E,), -k), base=base, interleaved=True).T
 
@@ -170,6 +178,7 @@ ANSWERS = [
     # Exercise 2
     right(EX2, "entry-by-entry", lambda: shift_blocks),
     right(EX2, "block-diag-float64", lambda: shift_block_diag),
+    right(EX2, "solved-from-the-encodings", lambda: shift_by_solving),
     right(EX2, "interleaved-rope-at-minus-k", lambda: shift_by_rope,
           note="RoPE's interleaved rotation turned back by k, read column by column: the same blocks"),
     wrong(EX2, "turns-the-other-way", lambda: shift_other_way, ("wrong way", "back", "angle-addition")),
