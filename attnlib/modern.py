@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from ._checks import check_floating, check_matches_parameters, check_ndim, check_tensor, shape_str
-from .attention import _masked_softmax
+from .attention import _masked_softmax, _repeat_kv_heads
 from .masks import causal_mask
 from .multihead import merge_heads
 from .positions import apply_rope
@@ -31,9 +31,7 @@ __all__ = ["CausalSelfAttention", "KVCache", "LatentAttention", "hf_forward", "r
 
 
 def _check_positive_int(name: str, n: object, *, allow_none: bool = False) -> None:
-    if n is None and allow_none:
-        return
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+    if not (n is None and allow_none) and (not isinstance(n, int) or isinstance(n, bool) or n <= 0):
         raise ValueError(f"{name} must be a positive int{' or None' if allow_none else ''}, got {n!r}")
 
 
@@ -204,16 +202,17 @@ class KVCache:
         if not new or len({x.shape[-2] for x in new}) != 1:
             raise ValueError(f"update needs one or more tensors of the same length T_new (dim -2), got shapes "
                              f"{[shape_str(x) for x in new]}")
+        self.seen += new[0].shape[-2]
         if self.tensors:
             if len(new) != len(self.tensors) or any(
                     x.shape[:2] != old.shape[:2] or x.shape[-1] != old.shape[-1] for x, old in zip(new, self.tensors)):
                 raise ValueError(f"update must get tensors like the earlier ones, (B, heads, T_new, width) with "
                                  f"{[shape_str(old) for old in self.tensors]} kept, got {[shape_str(x) for x in new]}")
             new = tuple(torch.cat([old, x], dim=-2) for old, x in zip(self.tensors, new))  # (B, ., kept + T_new, .)
-        self.seen += new[0].shape[-2] - (self.tensors[0].shape[-2] if self.tensors else 0)
-        keep = new if self.window is None else tuple(x[..., -(self.window - 1):, :] if self.window > 1
-                                                     else x[..., :0, :] for x in new)
-        self.tensors = keep
+        if self.window is None:
+            self.tensors = new
+        else:  # a later query sees at most window - 1 earlier tokens
+            self.tensors = tuple(x[..., x.shape[-2] - min(self.window - 1, x.shape[-2]):, :] for x in new)
         return new
 
     @property
@@ -353,8 +352,7 @@ class CausalSelfAttention(nn.Module):
         tk = k.shape[-2]
         mask = (causal_mask(t, tk, align="bottom_right", device=x.device) if self.window is None
                 else sliding_window_mask(t, tk, window=self.window, device=x.device))  # (T, Tk)
-        groups = self.num_heads // self.num_kv_heads
-        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)  # (B, Hkv, ..) -> (B, H, ..)
+        k, v = _repeat_kv_heads(q, k, v)  # (B, Hkv, Tk, Dh) -> (B, H, Tk, Dh): each shared by H / Hkv query heads
         scores = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5  # (B, H, T, Dh) @ (B, H, Dh, Tk) -> (B, H, T, Tk)
         weights = (_masked_softmax(scores, mask) if self.sink is None
                    else softmax_with_sink(scores, self.sink.to(scores.dtype), mask))  # (B, H, T, Tk)
