@@ -55,8 +55,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1
         TypeError: ``x`` or ``weight`` is not a floating tensor.
         ValueError: ``weight`` is not (D,), or ``eps`` is negative.
 
-    Source: Zhang and Sennrich 2019, "Root Mean Square Layer Normalization", eq. 4; QK-norm: Dehghani et al.
-    2023, "Scaling Vision Transformers to 22 Billion Parameters", sec. 2.
+    Source: Zhang and Sennrich 2019, "Root Mean Square Layer Normalization"; QK-norm: Dehghani et al. 2023,
+    "Scaling Vision Transformers to 22 Billion Parameters" (normalising queries and keys against the growth of
+    the attention logits).
     """
     check_floating("x", x)
     if weight is not None:
@@ -130,9 +131,9 @@ def softmax_with_sink(scores: torch.Tensor, sink: torch.Tensor, mask: torch.Tens
         ValueError: ``scores`` under 3-D, ``sink`` not (H,) with H = ``scores.shape[-3]``, or a ``mask``
             that does not broadcast to ``scores``' shape.
 
-    Source: OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card", sec. 2.1 (a learned bias in the softmax's
-    denominator); Xiao et al. 2024, "Efficient Streaming Language Models with Attention Sinks", sec. 3.3;
-    Miller 2023, "Attention Is Off By One" (a fixed logit 0).
+    Source: OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card" (a learned bias in each head's softmax
+    denominator); Xiao et al. 2023, "Efficient Streaming Language Models with Attention Sinks" (the sink, and a
+    learnable sink token); Miller 2023, "Attention Is Off By One" (a fixed logit 0).
     """
     check_floating("scores", scores)
     check_floating("sink", sink)
@@ -178,8 +179,8 @@ class KVCache:
         seen: the number of tokens seen so far: the position of the next token (for RoPE).
         tensors: the kept tensors, each (B, heads, kept tokens, width); empty before the first update.
 
-    Source: Pope et al. 2023, "Efficiently Scaling Transformer Inference", sec. 2 (the key/value cache);
-    the window: Jiang et al. 2023, "Mistral 7B", sec. 2 (rolling buffer cache).
+    Source: notebook 08's key/value cache; the window: Jiang et al. 2023, "Mistral 7B", sec. 2 (the rolling
+    buffer cache).
     """
 
     def __init__(self, window: int | None = None) -> None:
@@ -278,8 +279,8 @@ class CausalSelfAttention(nn.Module):
 
     Source: Vaswani et al. 2017, sec. 3.2; Su et al. 2021 (RoPE); Ainslie et al. 2023 (GQA); the switches:
     OpenAI 2025, gpt-oss model card (window and sinks); Dehghani et al. 2023 and Team OLMo 2024, "2 OLMo 2
-    Furious" (QK-norm); Qiu et al. 2025, "Gated Attention for Large Language Models", eq. 5 (the gate at
-    position G1, after the attention, elementwise and head-specific).
+    Furious" (QK-norm); Qiu et al. 2025, "Gated Attention for Large Language Models" (a sigmoid gate after
+    the attention, elementwise and head-specific, computed from the layer's input).
     """
 
     def __init__(self, embed_dim: int, num_heads: int, *, num_kv_heads: int | None = None,
