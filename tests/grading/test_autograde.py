@@ -92,6 +92,12 @@ def blockwise_attention(query, key, value, block_size):
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
     "10_induction_heads": ("nb10_ex2", "my_untrained_loss = math.log2(64)  # in bits", "the loss in bits"),
+    "11_modern_attention": ("nb11_ex5", '''\
+def my_gated_output(heads, x, w_gate, w_out):
+    b, h, t, dh = heads.shape
+    merged = heads.transpose(1, 2).reshape(b, t, h * dh)
+    return (merged @ w_out) * torch.sigmoid(x @ w_gate)  # the gate after the output projection''',
+        "Your gate comes after the output projection"),
 }
 
 # GRADING_NOTEBOOKS="02 05" grades only the notebooks whose names contain one of these (default: all)

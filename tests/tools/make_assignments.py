@@ -209,6 +209,46 @@ assert torch.allclose(mean_pool(hidden, attention_mask), want), "mean_pool: wron
 weights = torch.softmax(torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(24)), dim=-1)
 want = torch.stack([sum(weights[h, i, i - 1] for i in range(1, 5)) / 4 for h in range(2)])
 assert torch.allclose(previous_token_score(weights), want, atol=1e-6), "previous_token_score: wrong for T = 5"''',
+    "nb11_ex1": '''\
+g = torch.Generator().manual_seed(24)
+compressed = torch.randn(2, 4, 6 + 4, generator=g)  # (B, T, r + dR), r = 6, dR = 4
+w_uk = torch.randn(3, 6, 5, generator=g)  # (H, r, dn)
+positions = torch.arange(3, 7)
+part = compressed[..., 6:].double()  # the RoPE part, rotated in rotate-half pairs (i, i + dR / 2)
+angle = positions[:, None].double() * 10000.0 ** (-torch.arange(0, 4, 2).double() / 4)  # (T, dR / 2)
+a, b = part[..., :2], part[..., 2:]
+rope = torch.cat([a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()], dim=-1).float()
+k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :6], w_uk)  # (B, H, T, dn)
+want = torch.cat([k_nope, rope[:, None].expand(-1, 3, -1, -1)], dim=-1)
+got = my_mla_keys(compressed, w_uk, positions)
+assert got.shape == (2, 3, 4, 9) and torch.allclose(got, want, atol=1e-5), \\
+    "my_mla_keys: wrong for r = 6, dR = 4, H = 3 at positions 3..6"''',
+    "nb11_ex2": '''\
+q, k = torch.tensor([5, 9]), torch.tensor([0, 1, 5, 6, 7, 8, 9])
+want = torch.tensor([[0 <= p - j < 3 for j in k.tolist()] for p in q.tolist()])
+got = my_window_mask(q, k, 3)
+assert got.dtype == torch.bool and torch.equal(got, want), "my_window_mask: wrong for queries at 5 and 9, window 3"''',
+    "nb11_ex3": '''\
+g = torch.Generator().manual_seed(24)
+scores, sink = torch.randn(2, 4, 3, 5, generator=g) * 3, torch.randn(4, generator=g)
+e = torch.exp(scores.double())
+want = (e / (e.sum(-1, keepdim=True) + torch.exp(sink.double()).view(1, 4, 1, 1))).float()
+assert torch.allclose(my_sink_softmax(scores, sink), want, atol=1e-6), \\
+    "my_sink_softmax: wrong for H = 4 heads, Tk = 5"''',
+    "nb11_ex4": '''\
+g = torch.Generator().manual_seed(24)
+x, weight = torch.randn(2, 3, 4, 6, generator=g), torch.rand(6, generator=g) + 0.5
+want = weight * x / torch.sqrt((x ** 2).mean(-1, keepdim=True) + 1e-5)
+assert torch.allclose(my_qk_norm(x, weight, 1e-5), want, atol=1e-5), \\
+    "my_qk_norm: wrong for (B, H, T, Dh) = (2, 3, 4, 6)"''',
+    "nb11_ex5": '''\
+g = torch.Generator().manual_seed(24)
+heads, x = torch.randn(2, 2, 3, 5, generator=g), torch.randn(2, 3, 7, generator=g)  # H = 2, Dh = 5, E = 7
+w_gate, w_out = torch.randn(7, 10, generator=g), torch.randn(10, 7, generator=g)
+merged = torch.cat([heads[:, 0], heads[:, 1]], dim=-1)  # head 0's features, then head 1's: (B, T, H * Dh)
+want = (merged * torch.sigmoid(x @ w_gate)) @ w_out
+assert torch.allclose(my_gated_output(heads, x, w_gate, w_out), want, atol=1e-4), \\
+    "my_gated_output: wrong for H = 2, Dh = 5, E = 7"''',
 }
 
 
