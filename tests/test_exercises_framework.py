@@ -83,7 +83,7 @@ def test_check_value_says_correct_names_a_known_mistake_or_shows_expected_and_go
     check_value("Exercise 1", (3, 2), (2, 3), mistakes)
     assert line(capsys) == "Exercise 1: not yet. rows are queries, columns keys: (Tq, Tk)"
     check_value("Exercise 1", (4, 4), (2, 3), mistakes)
-    assert line(capsys) == "Exercise 1: not yet. Entry 0 of your answer (4) is not right; check it again."
+    assert line(capsys) == "Exercise 1: not yet. Number 1 of your answer (4) is not right; check it again."
 
 
 def test_a_mistake_predicate_that_cannot_judge_an_answer_is_skipped(capsys):
@@ -295,7 +295,7 @@ def test_grading_mode_ends_with_its_block_even_after_a_failure(capsys):
             pass
         check_value("Exercise 1", (3, 2), (2, 3))
     check_value("Exercise 1", (3, 2), (2, 3))  # outside: prints again, never raises
-    assert line(capsys) == "Exercise 1: not yet. Entry 0 of your answer (3) is not right; check it again."
+    assert line(capsys) == "Exercise 1: not yet. Number 1 of your answer (3) is not right; check it again."
 
 
 def test_checkers_that_print_by_themselves_also_raise_in_grading_mode(capsys):

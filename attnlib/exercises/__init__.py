@@ -710,6 +710,9 @@ class Exercise:
                     return verdict
                 continue
             expected = _reference_value(self.reference, args, self.reference_in_float64)
+            if isinstance(expected, torch.Tensor) and isinstance(got, (tuple, list)):
+                return Verdict("not yet", f"Your function returns a {type(got).__name__} of {len(got)} items; this "
+                                          "exercise asks for one tensor.")
             if same(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=self.equal_nan):
                 if probe.loss is not None and (hint := _gradient_hint(
                         function, self.reference, probe, where, atol=self.atol, rtol=self.rtol, dtype=dtype)):
@@ -769,7 +772,7 @@ def _not_the_value(got: Any, expected: Any) -> str:
         if len(got) != len(expected):
             return f"Your answer has {len(got)} entries; the answer has {len(expected)}."
         wrong = [i for i, (g, e) in enumerate(zip(got, expected)) if not same(g, e)]
-        return f"Entry {wrong[0]} of your answer ({shown(got[wrong[0]])}) is not right; check it again." if wrong \
+        return f"Number {wrong[0] + 1} of your answer ({shown(got[wrong[0]])}) is not right; check it again." if wrong \
             else f"Your answer {describe(got)} is not the one asked for."
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor) and got.shape == expected.shape:
         bad = ~torch.isclose(got.double(), expected.double(), atol=1e-5, rtol=1e-4) if got.dtype != torch.bool \
