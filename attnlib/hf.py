@@ -35,6 +35,7 @@ import importlib
 import inspect
 import re
 import sys
+import textwrap
 from typing import Any
 
 import torch
@@ -219,15 +220,161 @@ def _attention_with_extras(query, key, value, attention_mask, scaling, dropout_p
     return output.to(dtype), weights.to(dtype)
 
 
-@functools.cache
-def layers_computing_their_own_attention(module_name: str) -> tuple[str, ...]:
-    """The attention classes of a modeling module that never call transformers' attention interface.
+# ----------------------------------------------------------------------------------------------- the model, per layer
 
-    Empty when the module calls the interface (``ALL_ATTENTION_FUNCTIONS``) anywhere, or has no
-    attention class (a composite model whose parts are checked on their own). Otherwise the
-    module's ``*Attention*`` classes: BLOOM, MPT, Falcon, GPT-J, DeBERTa-v2 and about ninety more
-    compute their own attention, and some of them read the registered mask function's bool mask as a
-    float one (BLOOM adds it, MPT fills with it), which would let every token see the future.
+
+# Model types that transformers runs with neither SDPA nor its attention backend, whose every attention layer calls
+# the attention interface with the mask attnlib's mask function builds; tests/test_hf_matrix.py proves each equal to
+# eager (padded batch, causality probe, cached generation where it decodes).
+PROVEN_EQUAL = frozenset({"longt5", "switch_transformers"})
+
+
+def _sources(cls: type) -> list[ast.AST]:
+    """The parsed methods of ``cls`` and its bases up to torch's Module (each parsed once)."""
+    trees = []
+    for klass in cls.__mro__:
+        module = klass.__module__
+        if module.startswith("torch") or (module.startswith("transformers.") and not module.startswith(
+                "transformers.models.")):
+            continue  # torch's Module, transformers' PreTrainedModel and mixins: machinery, not this layer's code
+        trees += _class_trees(klass)
+    return trees
+
+
+@functools.cache
+def _class_trees(klass: type) -> tuple[ast.AST, ...]:
+    trees = []
+    for value in vars(klass).values():
+        function = getattr(value, "__func__", value)
+        if not inspect.isfunction(function):
+            continue
+        try:
+            trees.append(ast.parse(textwrap.dedent(inspect.getsource(function))))
+        except (OSError, TypeError, SyntaxError):  # no source (built in a notebook cell): nothing to read
+            continue
+    return tuple(trees)
+
+
+def _names(trees: list[ast.AST]) -> set[str]:
+    """Every name and attribute the methods use: ``F.softmax`` gives "F" and "softmax"."""
+    found = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+    return found
+
+
+@functools.cache
+def own_attention(cls: type) -> str | None:
+    """Why a layer of class ``cls`` computes attention itself instead of calling transformers' interface; None if not.
+
+    Read from the class's own methods (and its bases'), not from its file: a layer calls the interface when its
+    methods use ``ALL_ATTENTION_FUNCTIONS``. It computes attention itself when it is torch's own
+    ``nn.MultiheadAttention``, calls torch's ``scaled_dot_product_attention``, or is an attention layer (its class
+    name says so, as transformers' classes do) that takes a softmax of its own.
+    """
+    if issubclass(cls, torch.nn.MultiheadAttention):
+        return "is torch's nn.MultiheadAttention"
+    names = _names(_sources(cls))
+    if "ALL_ATTENTION_FUNCTIONS" in names:
+        return None
+    if "scaled_dot_product_attention" in names:
+        return "calls torch's scaled_dot_product_attention itself"
+    if re.search(r"Attention|Attn", cls.__name__) and names & {"softmax", "log_softmax", "Softmax"}:
+        return "computes its own softmax of the scores"
+    return None
+
+
+def routes(cls: type) -> bool:
+    """True when a layer of class ``cls`` calls transformers' attention interface (``ALL_ATTENTION_FUNCTIONS``)."""
+    return not issubclass(cls, torch.nn.MultiheadAttention) and "ALL_ATTENTION_FUNCTIONS" in _names(_sources(cls))
+
+
+def _layers(model: torch.nn.Module):
+    """(path, module, the attention implementation it runs under) for every submodule of ``model``.
+
+    A module runs under the implementation of the nearest config above it (its own ``config`` first), which is
+    how transformers' layers read it (``self.config._attn_implementation``).
+    """
+    from transformers import PretrainedConfig
+
+    stack = [("", model, None)]
+    while stack:
+        path, module, implementation = stack.pop()
+        config = getattr(module, "config", None)
+        if isinstance(config, PretrainedConfig):
+            implementation = config._attn_implementation
+        yield path, module, implementation
+        for name, child in reversed(list(module.named_children())):
+            stack.append((f"{path}.{name}" if path else name, child, implementation))
+
+
+def check_model(model: torch.nn.Module, *, whole: bool = True) -> None:
+    """Refuse, by name, a model instance that attnlib cannot run in every layer that uses it.
+
+    Decided per layer of this instance, for the layers that run under ``attn_implementation="attnlib"``:
+
+    - a layer that computes attention itself (:func:`own_attention`) would leave attnlib unused, or misread the
+      mask it builds: refused, naming the layer and where it sits;
+    - a model part (a ``PreTrainedModel``) whose layers call the interface, but which transformers declares fit for
+      neither SDPA nor its attention backend (``_supports_sdpa``, ``_supports_attention_backend``), is refused
+      unless its model type is in :data:`PROVEN_EQUAL`: transformers does not vouch that its code handles a
+      boolean mask, and it is the same mask SDPA receives;
+    - a model in which no layer calls the interface would not use attnlib at all: refused (``whole=True``, the
+      default: as a model is loaded or switched; a part being built, such as a vocoder inside a speech model, may
+      well have no attention of its own).
+
+    A part that transformers declares fit for SDPA reads the boolean mask right: transformers tests it against
+    eager with that very mask, the one attnlib's mask function builds (:func:`mask_function`).
+
+    Raises:
+        UnsupportedAttentionError: naming the layer's class, its path in the model, the model type, why, and what
+            to load instead.
+    """
+    from transformers import PreTrainedModel
+
+    layers = [(path, module) for path, module, implementation in _layers(model) if implementation == NAME]
+    for path, module in layers:  # the layers first: their refusal names the very layer
+        reason = own_attention(type(module))
+        if reason is not None:
+            where = f" at {path}" if path else ""
+            raise UnsupportedAttentionError(
+                f"{_model_name(module)}{where} {reason}: attn_implementation=\"attnlib\" would not reach it (or it "
+                f"would misread attnlib's mask): {EAGER_HINT}")
+    for _, module in layers:
+        if isinstance(module, PreTrainedModel) and (refusal := _undeclared(module)) is not None:
+            raise refusal
+    if whole and layers and not any(routes(type(module)) for _, module in layers):
+        raise UnsupportedAttentionError(
+            f"{_model_name(model)} has no layer that calls transformers' attention interface, so "
+            f"attn_implementation=\"attnlib\" would not use attnlib at all: {EAGER_HINT}")
+
+
+def _undeclared(part: torch.nn.Module) -> UnsupportedAttentionError | None:
+    """The refusal of a model part that transformers runs with neither SDPA nor its attention backend, if it has
+    layers calling the interface and is not proven equal; else None."""
+    cls = type(part)
+    if getattr(cls, "_supports_sdpa", False) or getattr(cls, "_supports_attention_backend", False):
+        return None
+    if getattr(part.config, "model_type", None) in PROVEN_EQUAL:
+        return None
+    if not any(routes(type(m)) for m in part.modules()):
+        return None
+    return UnsupportedAttentionError(
+        f"{_model_name(part)} is declared by transformers fit for neither torch's SDPA nor its attention backend "
+        f"(_supports_sdpa and _supports_attention_backend are False): its code is not known to read a boolean mask "
+        f"right, and attnlib's is one: {EAGER_HINT}")
+
+
+@functools.cache
+def implementation_tables(module_name: str) -> tuple[str, ...]:
+    """The module-level tables of a modeling module that pick a layer class by attention implementation.
+
+    ``GIT_SELF_ATTENTION_CLASSES = {"eager": ..., "sdpa": ...}`` and the like (SAM, GPT-Neo, Falcon, ...): a model
+    built with another implementation's name looks it up and fails with a ``KeyError``.
     """
     module = sys.modules.get(module_name)
     if module is None:
@@ -236,67 +383,124 @@ def layers_computing_their_own_attention(module_name: str) -> tuple[str, ...]:
         except ImportError:
             return ()
     try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):
         return ()
-    if "ALL_ATTENTION_FUNCTIONS" in source:
-        return ()
-    tree = ast.parse(source)
-    return tuple(node.name for node in tree.body
-                 if isinstance(node, ast.ClassDef) and re.search(r"Attention", node.name))
-
-
-def _refuse_model(model_class: str, layers: tuple[str, ...]) -> UnsupportedAttentionError:
-    return UnsupportedAttentionError(
-        f"attnlib's attention cannot run inside {model_class}: its attention layers ({', '.join(layers[:3])}"
-        f"{', ...' if len(layers) > 3 else ''}) compute their own attention and never call transformers' "
-        f"attention interface, so attn_implementation=\"attnlib\" would not use attnlib at all (or misread its "
-        f"mask): {EAGER_HINT}"
-    )
-
-
-def mask_function(*args: Any, **kwargs: Any) -> torch.Tensor | None:
-    """transformers' ``sdpa_mask`` (bool, True = may attend, (B, 1, Tq, Tk)) that never skips the mask.
-
-    ``sdpa_mask`` returns None where torch's ``is_causal=True`` (or no mask at all) would do; attnlib's
-    attention is told everything by its mask, so both shortcuts are turned off here. The mask carries
-    the model's sliding window (``local_size``), when it has one.
-
-    Raises:
-        UnsupportedAttentionError: the model (from ``config``'s model type) computes its own attention
-            and would misread this bool mask (BLOOM adds it to the scores, MPT fills where it is True).
-    """
-    from transformers.masking_utils import sdpa_mask
-
-    model_type = getattr(kwargs.get("config"), "model_type", None)
-    if model_type:
-        module_name = f"transformers.models.{model_type}.modeling_{model_type}"
-        layers = layers_computing_their_own_attention(module_name)
-        if layers:
-            raise _refuse_model(f"a {model_type!r} model", layers)
-    kwargs["allow_is_causal_skip"] = False
-    kwargs["allow_is_bidirectional_skip"] = False
-    return sdpa_mask(*args, **kwargs)
+    tables = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            keys = {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+            if "eager" in keys:
+                tables += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return tuple(tables)
 
 
 def _guard_load(get_correct_attn_implementation):
-    """Wrap ``PreTrainedModel.get_correct_attn_implementation`` to refuse "attnlib" where it cannot run."""
+    """Wrap ``PreTrainedModel.get_correct_attn_implementation`` (run as each model part is built) to refuse
+    "attnlib" for a part whose modeling module picks its layers from a table keyed by implementation."""
     if getattr(get_correct_attn_implementation, "_attnlib_guard", False):
         return get_correct_attn_implementation
 
     @functools.wraps(get_correct_attn_implementation)
     def guarded(self, requested_attention, *args, **kwargs):
         if requested_attention == NAME:
-            # The model's own modeling module (also for a subclass written in a notebook or script), or a
-            # remote-code module (transformers_modules.*).
             defining = next((c for c in type(self).__mro__ if c.__module__.startswith("transformers")), type(self))
-            layers = layers_computing_their_own_attention(defining.__module__)
-            if layers:
-                raise _refuse_model(type(self).__name__, layers)
+            tables = implementation_tables(defining.__module__)
+            if tables:
+                raise UnsupportedAttentionError(
+                    f"attnlib's attention cannot run inside {type(self).__name__}: it builds its attention layers from "
+                    f"a table with one class per attention implementation ({', '.join(tables)}), and attnlib is not "
+                    f"one of them: {EAGER_HINT}")
         return get_correct_attn_implementation(self, requested_attention, *args, **kwargs)
 
     guarded._attnlib_guard = True
     return guarded
+
+
+def _guard_post_init(post_init):
+    """Wrap ``PreTrainedModel.post_init`` (run when a model part is complete) to check the instance."""
+    if getattr(post_init, "_attnlib_guard", False):
+        return post_init
+
+    @functools.wraps(post_init)
+    def checked(self, *args, **kwargs):
+        result = post_init(self, *args, **kwargs)
+        if any(implementation == NAME for _, _, implementation in _layers(self)):
+            check_model(self, whole=False)  # each part as it is built; the whole model once it is loaded
+        return result
+
+    checked._attnlib_guard = True
+    return checked
+
+
+def _guard_build(build):
+    """Wrap a classmethod that returns a model (``from_pretrained``, ``_from_config``) to check the whole model."""
+    function = getattr(build, "__func__", build)
+    if getattr(function, "_attnlib_guard", False):
+        return build
+
+    @functools.wraps(function)
+    def built(cls, *args, **kwargs):
+        model = function(cls, *args, **kwargs)
+        if isinstance(model, torch.nn.Module) and any(impl == NAME for _, _, impl in _layers(model)):
+            check_model(model)
+        return model
+
+    built._attnlib_guard = True
+    return classmethod(built)
+
+
+def _guard_switch(set_attn_implementation):
+    """Wrap ``PreTrainedModel.set_attn_implementation``: a part asked for "attnlib" that kept its implementation
+    raises, and the instance is checked; on a refusal every part gets its implementation back."""
+    if getattr(set_attn_implementation, "_attnlib_guard", False):
+        return set_attn_implementation
+
+    @functools.wraps(set_attn_implementation)
+    def switched(self, attn_implementation, *args, **kwargs):
+        configs = {id(m.config): m.config for m in self.modules() if hasattr(m, "config") and
+                   hasattr(m.config, "_attn_implementation_internal")}
+        before = {key: config._attn_implementation_internal for key, config in configs.items()}
+        if NAME not in (attn_implementation, *_values(attn_implementation)):
+            return set_attn_implementation(self, attn_implementation, *args, **kwargs)
+        try:
+            result = set_attn_implementation(self, attn_implementation, *args, **kwargs)  # may refuse a part midway
+            if attn_implementation == NAME and self.config._attn_implementation != NAME:
+                raise UnsupportedAttentionError(
+                    f"{_model_name(self)} kept attn_implementation={self.config._attn_implementation!r}: transformers "
+                    f"cannot switch this model's attention, whose layers compute it themselves, so attnlib would not "
+                    f"be used: {EAGER_HINT}")
+            check_model(self)
+        except UnsupportedAttentionError:
+            for key, config in configs.items():
+                config._attn_implementation_internal = before[key]
+            raise
+        return result
+
+    switched._attnlib_guard = True
+    return switched
+
+
+def _values(request: Any) -> list[Any]:
+    """The implementations a (nested) ``set_attn_implementation`` dict asks for."""
+    if not isinstance(request, dict):
+        return []
+    return [v for value in request.values() for v in ([value] if not isinstance(value, dict) else _values(value))]
+
+
+def mask_function(*args: Any, **kwargs: Any) -> torch.Tensor | None:
+    """transformers' ``sdpa_mask`` (bool, True = may attend, (B, 1, Tq, Tk)) that never skips a causal mask.
+
+    ``sdpa_mask`` returns None for a causal batch without padding, counting on torch's ``is_causal=True``;
+    attnlib's attention is told everything by its mask, so that shortcut is turned off here. The mask
+    carries the model's sliding window (``local_size``), when it has one. Where SDPA gets no mask at all (a
+    bidirectional batch without padding), attnlib gets none either: a model's layers then see what they see
+    under SDPA, the very mask transformers tests them with.
+    """
+    from transformers.masking_utils import sdpa_mask
+
+    kwargs["allow_is_causal_skip"] = False
+    return sdpa_mask(*args, **kwargs)
 
 
 def use_in_transformers() -> str:
@@ -326,4 +530,8 @@ def use_in_transformers() -> str:
     AttentionInterface.register(NAME, attention_forward)
     AttentionMaskInterface.register(NAME, mask_function)
     PreTrainedModel.get_correct_attn_implementation = _guard_load(PreTrainedModel.get_correct_attn_implementation)
+    PreTrainedModel.post_init = _guard_post_init(PreTrainedModel.post_init)
+    for name in ("from_pretrained", "_from_config"):
+        setattr(PreTrainedModel, name, _guard_build(vars(PreTrainedModel)[name]))
+    PreTrainedModel.set_attn_implementation = _guard_switch(PreTrainedModel.set_attn_implementation)
     return NAME

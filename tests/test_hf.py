@@ -128,46 +128,156 @@ def test_a_layer_with_a_config_is_named_with_its_model_type():
         hf.attention_forward(module, q, k, v, keep, indices=torch.zeros(1))
 
 
-def test_the_mask_function_refuses_a_model_that_would_misread_its_bool_mask():
-    # BLOOM adds the mask it gets to the scores; a bool True (= may attend) would become +1 and the
-    # future would be visible. The load guard refuses BLOOM first; the mask function refuses it too.
-    from transformers import BloomConfig, LlamaConfig
+def test_the_mask_function_never_skips_a_causal_mask_and_skips_a_bidirectional_one_as_sdpa_does():
+    from transformers import LlamaConfig
+    from transformers.masking_utils import bidirectional_mask_function, causal_mask_function, sdpa_mask
+
+    causal = hf.mask_function(batch_size=1, q_length=3, kv_length=3, config=LlamaConfig())
+    assert causal.dtype == torch.bool and torch.equal(causal[0, 0], torch.ones(3, 3, dtype=torch.bool).tril())
+    assert sdpa_mask(batch_size=1, q_length=3, kv_length=3) is None  # what SDPA gets: is_causal instead
+    full = torch.ones(2, 3, dtype=torch.bool)
+    unpadded = dict(batch_size=2, q_length=3, kv_length=3, mask_function=bidirectional_mask_function,
+                    attention_mask=full, allow_is_bidirectional_skip=True)
+    assert hf.mask_function(**unpadded) is None  # no mask, as SDPA gets: every key is attended
+    padded = dict(unpadded, attention_mask=torch.tensor([[True, True, False], [True, True, True]]))
+    mask = hf.mask_function(**padded)
+    assert torch.equal(mask, sdpa_mask(**padded)) and not mask[0, 0, :, 2].any()
+    assert causal_mask_function  # imported for the reader: the default of mask_function= above
+
+
+class RouterWithSoftmax(torch.nn.Module):  # a mixture of experts' router: a softmax, but no attention
+    def forward(self, x):
+        return x.softmax(-1)
+
+
+class HandAttention(torch.nn.Module):  # an attention layer that computes its own softmax
+    def forward(self, q, k, attention_mask=None):
+        return (q @ k.transpose(-2, -1)).softmax(-1)
+
+
+class SdpaBlock(torch.nn.Module):  # any name: it calls torch's SDPA itself
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+class RoutedAttention(torch.nn.Module):  # the interface's pattern (never run here)
+    def forward(self, q, k, v):
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+        return ALL_ATTENTION_FUNCTIONS["sdpa"](self, q, k, v, None)
+
+
+def test_a_layer_computes_its_own_attention_when_its_methods_say_so():
+    assert hf.own_attention(HandAttention) == "computes its own softmax of the scores"
+    assert hf.own_attention(SdpaBlock) == "calls torch's scaled_dot_product_attention itself"
+    assert hf.own_attention(torch.nn.MultiheadAttention) == "is torch's nn.MultiheadAttention"
+    assert hf.own_attention(RouterWithSoftmax) is None  # a softmax outside an attention layer
+    assert hf.own_attention(RoutedAttention) is None and hf.routes(RoutedAttention)
+    assert not hf.routes(HandAttention) and not hf.routes(torch.nn.MultiheadAttention)
+
+
+def tiny_llama(implementation="attnlib"):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                         intermediate_size=32, vocab_size=32)
+    return LlamaForCausalLM._from_config(config, attn_implementation=implementation)
+
+
+def test_one_layer_computing_its_own_attention_refuses_the_model_instance_by_its_path():
+    attnlib.use_in_transformers()
+    model = tiny_llama()
+    hf.check_model(model)  # every layer routes: accepted
+    model.model.pool = torch.nn.MultiheadAttention(16, 4, batch_first=True)  # a head added to this instance
+    with pytest.raises(hf.UnsupportedAttentionError) as err:
+        hf.check_model(model)
+    assert str(err.value) == (
+        "MultiheadAttention at model.pool is torch's nn.MultiheadAttention: attn_implementation=\"attnlib\" would "
+        "not reach it (or it would misread attnlib's mask): load the model with attn_implementation=\"eager\" instead")
+    eager = tiny_llama("eager")
+    eager.model.pool = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    hf.check_model(eager)  # layers under eager are not attnlib's business
+
+
+def test_a_refused_switch_gives_every_part_its_implementation_back():
+    attnlib.use_in_transformers()
+    model = tiny_llama("eager")
+    model.model.pool = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    with pytest.raises(hf.UnsupportedAttentionError, match="at model.pool"):
+        model.set_attn_implementation("attnlib")
+    assert model.config._attn_implementation == "eager"
+    del model.model.pool
+    model.set_attn_implementation("attnlib")
+    assert model.config._attn_implementation == "attnlib"
+
+
+def test_a_model_with_no_attention_layer_is_refused_rather_than_run_without_attnlib():
+    from transformers import ResNetConfig, ResNetModel
 
     attnlib.use_in_transformers()
-    with pytest.raises(hf.UnsupportedAttentionError) as err:
-        hf.mask_function(batch_size=1, q_length=3, kv_length=3, config=BloomConfig())
-    assert str(err.value) == (
-        "attnlib's attention cannot run inside a 'bloom' model: its attention layers (BloomAttention) compute their own attention and never call transformers' attention interface, so attn_implementation=\"attnlib\" would not use attnlib at all (or misread its mask): load the model with attn_implementation=\"eager\" instead"
-    )
-    mask = hf.mask_function(batch_size=1, q_length=3, kv_length=3, config=LlamaConfig())
-    assert mask.dtype == torch.bool and torch.equal(mask[0, 0], torch.ones(3, 3, dtype=torch.bool).tril())
+    with pytest.raises(hf.UnsupportedAttentionError, match=r"^ResNetModel \(model_type 'resnet'\) has no layer that"):
+        ResNetModel._from_config(ResNetConfig(hidden_sizes=[8, 16], depths=[1, 1], embedding_size=8),
+                                 attn_implementation="attnlib")
 
 
-def test_the_load_guard_passes_other_names_through_and_is_installed_once():
+def test_a_part_transformers_declares_unfit_for_sdpa_and_the_backend_is_refused_unless_proven():
+    from transformers import SwitchTransformersConfig, SwitchTransformersModel
+
+    from tests.hf_population import tiny_config
+
+    attnlib.use_in_transformers()
+    config = tiny_config(SwitchTransformersConfig, dict(num_experts=2, num_sparse_encoder_layers=1,
+                                                        num_sparse_decoder_layers=1))
+    assert not SwitchTransformersModel._supports_sdpa and not SwitchTransformersModel._supports_attention_backend
+    SwitchTransformersModel._from_config(config, attn_implementation="attnlib")  # proven: tests/test_hf_matrix.py
+    try:
+        hf.PROVEN_EQUAL = frozenset()
+        with pytest.raises(hf.UnsupportedAttentionError, match="declared by transformers fit for neither"):
+            SwitchTransformersModel._from_config(config, attn_implementation="attnlib")
+    finally:
+        hf.PROVEN_EQUAL = frozenset({"longt5", "switch_transformers"})
+
+
+def test_a_table_of_layer_classes_per_implementation_is_refused_at_load_before_its_key_error():
+    assert hf.implementation_tables("transformers.models.git.modeling_git") == ("GIT_SELF_ATTENTION_CLASSES",)
+    assert hf.implementation_tables("transformers.models.llama.modeling_llama") == ()
+    from transformers import GitConfig, GitModel
+
+    attnlib.use_in_transformers()
+    with pytest.raises(hf.UnsupportedAttentionError, match="GIT_SELF_ATTENTION_CLASSES"):
+        GitModel._from_config(GitConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=4,
+                                        intermediate_size=32, vocab_size=32), attn_implementation="attnlib")
+
+
+def test_the_guards_pass_other_names_through_and_are_installed_once():
     from transformers import PreTrainedModel
 
     attnlib.use_in_transformers()
-    guarded = PreTrainedModel.get_correct_attn_implementation
+    guards = (PreTrainedModel.get_correct_attn_implementation, PreTrainedModel.post_init,
+              PreTrainedModel.set_attn_implementation)
     attnlib.use_in_transformers()
-    assert PreTrainedModel.get_correct_attn_implementation is guarded
+    assert (PreTrainedModel.get_correct_attn_implementation, PreTrainedModel.post_init,
+            PreTrainedModel.set_attn_implementation) == guards
     from transformers import BloomConfig, BloomModel
 
-    model = BloomModel._from_config(BloomConfig(hidden_size=16, n_layer=1, n_head=4, vocab_size=32), attn_implementation="eager")
+    model = BloomModel._from_config(BloomConfig(hidden_size=16, n_layer=1, n_head=4, vocab_size=32),
+                                    attn_implementation="eager")
     assert model.config._attn_implementation == "eager"
+    model.set_attn_implementation("eager")
 
 
-def test_a_subclass_written_elsewhere_is_judged_by_its_transformers_model():
+def test_a_subclass_written_elsewhere_is_judged_by_its_layers():
     from transformers import BertConfig, BertModel, BloomConfig, BloomModel
 
     attnlib.use_in_transformers()
 
-    class MyBloom(BloomModel):  # defined in this test module, which has no attention of its own
+    class MyBloom(BloomModel):  # defined in this test module; its layers are BLOOM's
         pass
 
-    class MyBertAttentionProbe(BertModel):  # its name says Attention; its model routes through the interface
+    class MyBertAttentionProbe(BertModel):  # its name says Attention; its layers route through the interface
         pass
 
-    with pytest.raises(hf.UnsupportedAttentionError, match="^attnlib's attention cannot run inside MyBloom: "):
+    with pytest.raises(hf.UnsupportedAttentionError, match=r"^BloomAttention at h\.0\.self_attention computes its own"):
         MyBloom._from_config(BloomConfig(hidden_size=16, n_layer=1, n_head=4, vocab_size=32), attn_implementation="attnlib")
     model = MyBertAttentionProbe._from_config(
         BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=4, intermediate_size=32, vocab_size=32),
