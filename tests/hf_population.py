@@ -478,8 +478,7 @@ POPULATION: dict[str, Tiny] = {**GENERIC, **VARIANTS}
 
 # What a newer transformers release changes: architectures it routes through the attention interface.
 NEWER: dict[str, dict[str, str]] = {
-    "5.24.0": {"codegen": "equal", "gptj": "equal",  # 5.24 routes CodeGen and GPT-J through the interface
-               "hy_v4": "equal"},  # and HY-V4 selects no keys of its own at these sizes
+    "5.24.0": {"codegen": "equal", "gptj": "equal"},  # 5.24 routes CodeGen and GPT-J through the interface
 }
 
 
