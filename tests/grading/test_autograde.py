@@ -59,9 +59,9 @@ def cache_causal_mask(q_len, kv_len):
 def my_merge_heads(x):
     b, h, t, dh = x.shape
     return x.reshape(b, t, h * dh)  # no transpose''', "Your merge reshapes (B, H, T, Dh) straight to (B, T, E)"),
-    "06_additive_attention": ("nb06_ex4", '''\
+    "06_additive_attention": ("nb06_ex3", '''\
 def masked_weights(scores, valid_lens):
-    return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the padded keys get weight"),
+    return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the mask is missing"),
     "07_positional_encoding": ("nb07_ex2", '''\
 def sinusoidal_fixed(T, E, base=10000.0):
     i = torch.arange(E // 2)
