@@ -16,6 +16,15 @@ from .masks import (
     from_valid_lens,
     padding_mask,
 )
+from .modern import (
+    CausalSelfAttention,
+    KVCache,
+    LatentAttention,
+    hf_forward,
+    rms_norm,
+    sliding_window_mask,
+    softmax_with_sink,
+)
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .plotting import show_heatmaps, show_matmul
 from .positions import apply_rope, sinusoidal_positions
@@ -39,6 +48,9 @@ def __getattr__(name: str):
 
 __all__ = [
     "AdditiveAttention",
+    "CausalSelfAttention",
+    "KVCache",
+    "LatentAttention",
     "MultiHeadAttention",
     "apply_rope",
     "causal_mask",
@@ -48,13 +60,17 @@ __all__ = [
     "from_key_padding_mask",
     "from_torch_attn_mask",
     "from_valid_lens",
+    "hf_forward",
     "masked_softmax",
     "merge_heads",
     "padding_mask",
+    "rms_norm",
     "scaled_dot_product_attention",
     "show_heatmaps",
     "show_matmul",
     "sinusoidal_positions",
+    "sliding_window_mask",
+    "softmax_with_sink",
     "split_heads",
     "use_in_transformers",
 ]

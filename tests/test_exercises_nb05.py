@@ -17,13 +17,40 @@ def line(capsys) -> str:
     return out.strip()
 
 
-# --- Exercise 1: the shape after split_heads ---------------------------------------------------
+# --- Exercise 1: the parameter count ------------------------------------------------------------
+
+
+def test_parameter_count_accepts_the_reference(capsys):
+    nb05.check_parameter_count(288)
+    assert line(capsys).startswith("Exercise 1: correct.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (256, "not their biases"),
+    (216, "leaves out the output projection W^O"),
+    (1152, "multiplies by the number of heads"),
+    (96, "as (Dh, Dh)"),
+    (1128, "full-width heads"),
+    (300, "300 is too large."),
+])
+def test_parameter_count_names_each_mistake(capsys, answer, hint):
+    nb05.check_parameter_count(answer)
+    out = line(capsys)
+    assert out.startswith("Exercise 1: not yet.") and hint in out, out
+
+
+def test_parameter_count_stub(capsys):
+    nb05.check_parameter_count(None)
+    assert line(capsys) == "Exercise 1: not attempted yet"
+
+
+# --- Exercise 2: the shape after split_heads ---------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", [(2, 3, 7, 4), [2, 3, 7, 4], torch.Size([2, 3, 7, 4])])
 def test_split_shape_accepts_the_reference(capsys, answer):
     nb05.check_split_shape(answer)
-    assert line(capsys).startswith("Exercise 1: correct.")
+    assert line(capsys).startswith("Exercise 2: correct.")
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -31,27 +58,27 @@ def test_split_shape_accepts_the_reference(capsys, answer):
     ((2, 3, 7, 12), "all E = 12 features"),
     ((2, 4, 7, 3), "H and Dh are swapped"),
     ((2, 7, 12), "is the input's shape"),
-    ((1, 2, 3), "Expected (2, 3, 7, 4), got (1, 2, 3)"),
+    ((1, 2, 3), "Your answer has 3 entries; the answer has 4."),
     ("2, 3, 7, 4", "as a tuple of ints"),
 ])
 def test_split_shape_names_each_mistake(capsys, answer, hint):
     nb05.check_split_shape(answer)
     out = line(capsys)
-    assert out.startswith("Exercise 1: not yet.") and hint in out, out
+    assert out.startswith("Exercise 2: not yet.") and hint in out, out
 
 
 def test_split_shape_stub(capsys):
     nb05.check_split_shape(None)
-    assert line(capsys) == "Exercise 1: not attempted yet"
+    assert line(capsys) == "Exercise 2: not attempted yet"
 
 
-# --- Exercise 2: the scale of each head ---------------------------------------------------------
+# --- Exercise 3: the scale of each head ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", [8, 8.0, 8.01, math.sqrt(64)])
 def test_head_scale_accepts_the_reference(capsys, answer):
     nb05.check_head_scale(answer)
-    assert line(capsys).startswith("Exercise 2: correct.")
+    assert line(capsys).startswith("Exercise 3: correct.")
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -61,89 +88,64 @@ def test_head_scale_accepts_the_reference(capsys, answer):
     (2.83, "sqrt(H)"),
     (22.63, "is sqrt(E), the scale of one head of full width"),
     (0.125, "multiplied by"),
-    (7, "Expected 8.0, got 7"),
+    (7, "7 is too small."),
 ])
 def test_head_scale_names_each_mistake(capsys, answer, hint):
     nb05.check_head_scale(answer)
     out = line(capsys)
-    assert out.startswith("Exercise 2: not yet.") and hint in out, out
+    assert out.startswith("Exercise 3: not yet.") and hint in out, out
 
 
 def test_head_scale_stub(capsys):
     nb05.check_head_scale(None)
-    assert line(capsys) == "Exercise 2: not attempted yet"
-
-
-# --- Exercise 3: the parameter count ------------------------------------------------------------
-
-
-def test_parameter_count_accepts_the_reference(capsys):
-    nb05.check_parameter_count(288)
-    assert line(capsys).startswith("Exercise 3: correct.")
-
-
-@pytest.mark.parametrize(("answer", "hint"), [
-    (256, "not their biases"),
-    (216, "leaves out the output projection W^O"),
-    (1152, "multiplies by the number of heads"),
-    (96, "as (Dh, Dh)"),
-    (1128, "full-width heads"),
-    (300, "Expected 288, got 300"),
-])
-def test_parameter_count_names_each_mistake(capsys, answer, hint):
-    nb05.check_parameter_count(answer)
-    out = line(capsys)
-    assert out.startswith("Exercise 3: not yet.") and hint in out, out
-
-
-def test_parameter_count_stub(capsys):
-    nb05.check_parameter_count(None)
     assert line(capsys) == "Exercise 3: not attempted yet"
 
 
-# --- Exercise 4: merge_heads with view ------------------------------------------------------------
+# --- Exercise 4: merge heads kept in the batch axis, (B*H, T, Dh) -> (B, T, E) ---------------------
 
 
-def merge_right(x):
-    b, h, t, dh = x.shape
-    return x.transpose(1, 2).contiguous().view(b, t, h * dh)
+def merge_right(x, num_heads):
+    bh, t, dh = x.shape
+    return x.view(bh // num_heads, num_heads, t, dh).transpose(1, 2).contiguous().view(bh // num_heads, t, -1)
 
 
-def merge_reshape(x):  # also right: reshape copies when it must
+def merge_cat(x, num_heads):  # also right: head h of every sequence is rows h, h + H, h + 2H, ...
+    return torch.cat([x[h::num_heads] for h in range(num_heads)], dim=-1)
+
+
+def merge_head_major(x, num_heads):  # reads row h*B + b as head h of sequence b
+    bh, t, dh = x.shape
+    return x.reshape(num_heads, bh // num_heads, t, dh).permute(1, 2, 0, 3).reshape(bh // num_heads, t, -1)
+
+
+def merge_no_transpose(x, num_heads):
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, t, num_heads * dh)
+
+
+def merge_view_after_transpose(x, num_heads):
+    bh, t, dh = x.shape
+    return x.view(bh // num_heads, num_heads, t, dh).transpose(1, 2).view(bh // num_heads, t, -1)
+
+
+def merge_old_signature(x):  # the merge of section 4, which takes (B, H, T, Dh)
     b, h, t, dh = x.shape
     return x.transpose(1, 2).reshape(b, t, h * dh)
 
 
-def merge_no_transpose(x):
-    b, h, t, dh = x.shape
-    return x.reshape(b, t, h * dh)
-
-
-def merge_view_after_transpose(x):
-    b, h, t, dh = x.shape
-    return x.transpose(1, 2).view(b, t, h * dh)
-
-
-def merge_no_reshape(x):
-    return x.transpose(1, 2)
-
-
-def merge_stub(x):
-    pass
-
-
-@pytest.mark.parametrize("function", [merge_right, merge_reshape])
+@pytest.mark.parametrize("function", [merge_right, merge_cat])
 def test_merge_heads_accepts_the_reference(capsys, function):
     nb05.check_merge_heads(function)
     assert line(capsys).startswith("Exercise 4: correct.")
 
 
 @pytest.mark.parametrize(("function", "hints"), [
-    (merge_no_transpose, ["straight to (B, T, E)", "hold tokens [[0, 1], [0, 2], [1, 2]]"]),
+    (merge_head_major, ["mix sequences", "hold sequences [[0, 1], [0, 1], [0, 1], [0, 1]]", "the batch first"]),
+    (merge_no_transpose, ["mix tokens", "hold tokens [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]", "transpose"]),
     (merge_view_after_transpose, ["`view` cannot merge", ".contiguous()", ".reshape(...)"]),
-    (merge_no_reshape, ["4 axes, (B, T, H, Dh)"]),
-    (lambda x: x.sum(1), ["(1, 3, 3), narrower than H * Dh"]),
-    (lambda x: merge_right(x)[:1], ["every sequence of the batch"]),
+    (merge_old_signature, ["my_merge_heads(x, num_heads)"]),
+    (lambda x, num_heads: merge_right(x, 2), ["another number of heads than num_heads"]),
+    (lambda x, num_heads: merge_right(x, num_heads).transpose(1, 2), ["On the probe B, H, T, Dh = 2, 3, 4, 2"]),
 ])
 def test_merge_heads_names_each_mistake(capsys, function, hints):
     nb05.check_merge_heads(function)
@@ -152,7 +154,17 @@ def test_merge_heads_names_each_mistake(capsys, function, hints):
     assert all(hint in out for hint in hints), out
 
 
-@pytest.mark.parametrize("function", [None, merge_stub])
+def test_merge_heads_probes_vary_every_dimension():
+    """A merge that hard-codes B, H, T or Dh fails on some probe; the first probe separates every mistake."""
+    shapes = [(x.shape[0] // h, h, x.shape[1], x.shape[2]) for x, h in (p.args for p in
+                                                                      nb05.check_merge_heads.probe_list())]
+    for axis in range(4):
+        assert len({s[axis] for s in shapes}) >= 3, (axis, shapes)
+    b, h, t, dh = shapes[0]
+    assert b > 1 and h > 1 and t > 1 and dh > 1, shapes[0]  # batch order, transpose and head order all show
+
+
+@pytest.mark.parametrize("function", [None, lambda x, num_heads: None])
 def test_merge_heads_stub(capsys, function):
     nb05.check_merge_heads(function)
     assert line(capsys).startswith("Exercise 4: not attempted yet")

@@ -98,5 +98,17 @@ def test_make_test_replays_learner_notebooks_under_second_setting_and_fake_clock
     recipe = makefile[makefile.index("\ntest: "):].split("\n\n")[0]
     lines = [line for line in recipe.replace("\\\n", " ").splitlines() if "pytest" in line]
     assert any("notebooks/solutions" in line and "OMP_NUM_THREADS=1" in line for line in lines), lines
-    assert any("OMP_NUM_THREADS=2" in line and "MKL_CBWR=AVX2" in line and "COURSE_FAKE_CLOCK=1" in line
+    other_cpu = re.search(r"^OTHER_CPU := (.*)$", makefile, re.M).group(1).split()
+    assert set(other_cpu) == {"ATEN_CPU_CAPABILITY=default", "MKL_CBWR=COMPATIBLE", "OMP_NUM_THREADS=2"}, other_cpu
+    assert any("$(OTHER_CPU)" in line and "COURSE_FAKE_CLOCK=1" in line
                and "tests/replay" in line and "--ignore=notebooks/solutions" in line for line in lines), lines
+
+
+def test_make_test_cpus_replays_both_versions_under_three_kernel_levels():
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^CPU_LEVELS \?= default avx2 native$", makefile, re.M)
+    recipe = makefile[makefile.index("\ntest-cpus: "):].split("\n\n")[0].replace("\\\n", " ")
+    assert 'ATEN_CPU_CAPABILITY=$$level' in recipe and "MKL_CBWR=COMPATIBLE" in recipe
+    assert "pytest notebooks $(NBVAL_FLAGS)" in recipe and "--ignore" not in recipe  # both versions
+    assert "$(MAKE) test-cpus" in (ROOT / ".ci" / "run").read_text() or "make test-cpus" in (
+        ROOT / ".ci" / "run").read_text()

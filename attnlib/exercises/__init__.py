@@ -677,11 +677,7 @@ class Exercise:
                     return Verdict("not yet", mistake.text(got), mistake)
             except Exception:  # a predicate that cannot read this answer does not match it
                 continue
-        hint = _safely(self.diagnose, got, expected, ())
-        if not hint:
-            text = first_difference(got, expected, atol=atol, rtol=rtol)
-            hint = text[0].upper() + text[1:] + "."
-        return Verdict("not yet", hint)
+        return Verdict("not yet", _safely(self.diagnose, got, expected, ()) or _not_the_value(got, expected))
 
     # -- a function or a property -----------------------------------------------------------------
 
@@ -714,6 +710,9 @@ class Exercise:
                     return verdict
                 continue
             expected = _reference_value(self.reference, args, self.reference_in_float64)
+            if isinstance(expected, torch.Tensor) and isinstance(got, (tuple, list)):
+                return Verdict("not yet", f"Your function returns a {type(got).__name__} of {len(got)} items; this "
+                                          "exercise asks for one tensor.")
             if same(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=self.equal_nan):
                 if probe.loss is not None and (hint := _gradient_hint(
                         function, self.reference, probe, where, atol=self.atol, rtol=self.rtol, dtype=dtype)):
@@ -758,6 +757,32 @@ class Exercise:
         text = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raised = f"Your function raised {type(err).__name__} on {where}"
         return Verdict("not yet", raised + (f": {text}" if text else "."))
+
+
+def _not_the_value(got: Any, expected: Any) -> str:
+    """The general hint of a value exercise: where the answer is off, without writing the expected value."""
+    if _is_number(_scalar(got)) and _is_number(_scalar(expected)) and math.isfinite(_scalar(got)):
+        side = "too large" if _scalar(got) > _scalar(expected) else "too small"
+        return f"{shown(got)} is {side}. Work it out again from the section's numbers."
+    if isinstance(expected, dict) and isinstance(got, dict):
+        wrong = [k for k in expected if k in got and not same(got[k], expected[k])]
+        if wrong:
+            return f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not right yet; the others are."
+    if isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
+        if len(got) != len(expected):
+            return f"Your answer has {len(got)} entries; the answer has {len(expected)}."
+        wrong = [i for i, (g, e) in enumerate(zip(got, expected)) if not same(g, e)]
+        return f"Number {wrong[0] + 1} of your answer ({shown(got[wrong[0]])}) is not right; check it again." if wrong \
+            else f"Your answer {describe(got)} is not the one asked for."
+    if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        bad = ~torch.isclose(got.double(), expected.double(), atol=1e-5, rtol=1e-4) if got.dtype != torch.bool \
+            else got != expected
+        if bad.any():
+            where = tuple(bad.nonzero()[0].tolist())
+            return f"At index {where} your value {shown(got[where])} is not right; check that entry again."
+    text = first_difference(got, expected)
+    return text[0].upper() + text[1:] + "." if "expected" not in text[:9] else f"Your answer {describe(got)} is " \
+        "not the one asked for."
 
 
 def exercises_of(module: Any) -> dict[str, Exercise]:

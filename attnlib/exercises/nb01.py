@@ -1,527 +1,211 @@
-"""Checkers for the exercises of notebook 01, "Q, K and V: what goes in, and what comes out?".
+"""Exercises of notebook 01 (Q, K and V: what goes in, and what comes out), declared as data.
 
-One checker per exercise; each prints one line (correct, not yet with a hint, or not attempted yet)
-and returns None. The mistakes they name:
-
-- the shape of the scores, weights and output (Exercise 1, and Exercise 2 for cross-attention):
-  keys and queries swapped, the summed width d_k left in, softmax changing the shape, the output
-  taking d_k or an encoding's width instead of Ev, one output row per key instead of per query, a
-  square score matrix where keys come from another sequence;
-- softmax over the wrong axis (the queries instead of the keys), or no softmax at all;
-- scaling by the wrong width: sqrt(Ev), d_k instead of sqrt(d_k), or no scaling;
-- an attention function that returns one tensor or (weights, output), or that works on matrices
-  only (`key.T`) and fails on (B, H, T, d_k) inputs;
-- cross-attention with the keys or values (or the queries) taken from the wrong sequence.
-
-The functions of Exercises 4 and 5 return a pair (output, weights), and their hints quote the
-learner's own numbers (row sums, shapes): :func:`_check_pair_function` gives
-:func:`attnlib.exercises.check_function` a diagnosis that reads the pair.
+Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
+tables name the notebook's classic mistakes: keys and queries swapped, d_k left in the scores, softmax
+over the queries, the output taking d_k or an encoding's width instead of Ev, scaling by the wrong width,
+``key.T`` on batched inputs, (weights, output) in the wrong order, and cross-attention fed from the
+wrong sequence. An attention function answers with the pair (output, weights): a predicate gets it as ``got``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from typing import Any
-
 import torch
 import torch.nn.functional as F
 
-from . import (
-    Mistake,
-    _fresh,
-    _quietly,
-    check_function,
-    check_value,
-    describe,
-    first_difference,
-    read_value,
-    report,
-    same,
-    shape_of,
-)
+from . import Exercise, Mistake, Probe, shape_of
 
-# Exercise 1: the sizes the learner predicts shapes for.
-TQ, TK, D_K, EV = 5, 7, 16, 32
-# Exercise 2: section 6's cross-attention, 2 decoder tokens (width 6) over 5 encoder tokens (width 8).
-CROSS_TQ, CROSS_TK, CROSS_D_K, CROSS_EV, DECODER_WIDTH, ENCODER_WIDTH = 2, 5, 4, 3, 6, 8
+__all__ = ["attention", "check_attention", "check_cross_attention", "check_cross_shapes", "check_shapes",
+           "cross_attention"]
 
 
-def _shape(x: Any) -> Any:
-    """A shape as a tuple of ints when it holds one (tuple, list, torch.Size, 1-d tensor or array), else unchanged."""
-    shape = shape_of(x)
-    return shape if shape is not None else x
+def _shape(key: str, wrong: tuple, text: str, right: dict) -> Mistake:
+    """A predicted shape that is wrong in a known way; the hint quotes it unless it is another shape's answer."""
+    quote = wrong not in right.values()
+    return Mistake(lambda got: f"Your {key} " + (f"{got[key]} " if quote else "") + text,
+                   when=lambda got: got[key] == wrong, example={**right, key: wrong})
 
 
-def _all_one(sums: torch.Tensor) -> bool:
-    return bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4))
+def _shapes(name: str, right: dict, correct: str, rules: list) -> Exercise:
+    """A prediction of several shapes, judged together; ``rules`` are (which shape, wrong value, hint)."""
+    return Exercise(
+        name, expected=right, answers=tuple(right), read=shape_of, correct=correct,
+        unreadable="Write each shape as a tuple of ints, such as (2, 3); got {got}.",
+        diagnose=lambda got, expected, args: next(f"Your {k} is not right: follow its row of the table of section 2."
+                                                  for k in expected if got[k] != expected[k]),
+        mistakes=[r if isinstance(r, Mistake) else _shape(*r, right) for r in rules])
 
 
-def _rounded(values: Sequence[float]) -> str:
-    return ", ".join(f"{v:.2f}" for v in values)
+# --- Exercise 1: the shapes for Tq = 5, Tk = 7, d_k = 16, Ev = 32 -------------------------------------
+
+SHAPES = {"scores_shape": (5, 7), "weights_shape": (5, 7), "output_shape": (5, 32)}
+
+check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = (5, 7); the output is (Tq, Ev) = "
+                       "(5, 32).", [
+    ("scores_shape", (7, 5), "is (Tk, Tq), one row per key: Q Kᵀ has one row per query and one column per key."),
+    ("scores_shape", (5, 16), "keeps d_k: Q Kᵀ sums over d_k, leaving one row per query and one column per key."),
+    ("scores_shape", (16, 16), "is (d_k, d_k): in Q Kᵀ = (Tq, d_k) @ (d_k, Tk) the axis d_k is summed away."),
+    ("weights_shape", (5,), "has one number per query: softmax keeps the scores' shape, one weight per (query, key)."),
+    ("weights_shape", (7, 5), "is (Tk, Tq): softmax keeps the scores' shape, one row per query."),
+    Mistake(lambda got: f"Your weights_shape {got['weights_shape']} differs from your scores_shape: softmax only "
+            "rescales each row, so the weights have the scores' shape.",
+            when=lambda got: got["weights_shape"] != got["scores_shape"], example={**SHAPES, "weights_shape": (5, 16)}),
+    ("output_shape", (5, 16), "has the width d_k: the output mixes value rows, so it takes their width, Ev."),
+    ("output_shape", (7, 32), "has one row per key: weights @ V is (Tq, Tk) @ (Tk, Ev), one mixed value per query."),
+    ("output_shape", (5, 7), "is the weights' shape: the output is weights @ V, and V brings its own width."),
+])
 
 
-def _shape_mistakes(answer: dict[str, Any], rules: list[tuple[str, Any, str]]) -> list[Mistake]:
-    """Mistakes for a dict of predicted shapes: each rule is (which shape, wrong value, hint)."""
-    return [Mistake(hint, when=lambda got, k=key, w=wrong: got[k] == w) for key, wrong, hint in rules]
+# --- Exercise 2: attention as a function of any leading axes ----------------------------------------
 
 
-def _check_shapes(name: str, answer: dict[str, Any], expected: dict[str, tuple], rules, correct: str) -> None:
-    if all(v is None or v is Ellipsis for v in answer.values()):
-        check_value(name, None, expected)
-        return
-    answer = {k: _shape(v) for k, v in answer.items()}
-    missing = [k for k, v in answer.items() if v is None or v is Ellipsis]
-    if missing:
-        report(name, "not yet", f"Fill in every shape: {', '.join(missing)} is still None.")
-        return
-    for key, value in answer.items():
-        if isinstance(value, str):
-            report(name, "not yet", f"Write {key} as a tuple of numbers, e.g. (2, 3), not the string {value!r}.")
-            return
-        if not (isinstance(value, tuple) and all(isinstance(n, int) for n in value)):
-            report(name, "not yet", f"Write each shape as a tuple of numbers, e.g. (2, 3); {key} is {describe(value)}.")
-            return
-    check_value(name, answer, expected, _shape_mistakes(answer, rules), correct=correct)
+def attention(query, key, value, *, scale=None, dim=-1, softmax=True):
+    """softmax(Q Kᵀ / sqrt(d_k)) V and the weights; the keywords switch on one classic mistake each."""
+    scores = query @ key.transpose(-2, -1) * (query.shape[-1] ** -0.5 if scale is None else scale)
+    weights = F.softmax(scores, dim=dim) if softmax else scores  # (..., Tq, Tk)
+    return weights @ value, weights  # (..., Tq, Ev), (..., Tq, Tk)
 
 
-def check_shapes(scores_shape: Any, weights_shape: Any, output_shape: Any) -> None:
-    """Exercise 1 (predict): the shapes of scores, weights and output for Tq=5, Tk=7, d_k=16, Ev=32.
-
-    Expected (5, 7), (5, 7), (5, 32). Named mistakes: scores (7, 5) (keys times queries); scores
-    that keep d_k, (5, 16) or (16, 16) (d_k is summed away); weights of another shape than the
-    scores (softmax keeps the shape); output (5, 16) (d_k instead of Ev); output (7, 32) (one row
-    per key); output (5, 7) (the weights, not weights @ V).
-    """
-    answer = {"scores_shape": scores_shape, "weights_shape": weights_shape, "output_shape": output_shape}
-    s, w, o = (_shape(v) for v in answer.values())
-    rules = [
-        ("scores_shape", (TK, TQ), f"Your scores_shape {s} is (Tk, Tq), one row per key: Q Kᵀ has one row "
-                                   f"per query and one column per key, (Tq, Tk) = ({TQ}, {TK})."),
-        ("scores_shape", (TQ, D_K), f"Your scores_shape {s} keeps d_k = {D_K}: the product Q Kᵀ sums over d_k, "
-                                    f"so the scores are (Tq, Tk) = ({TQ}, {TK})."),
-        ("scores_shape", (D_K, D_K), f"Your scores_shape {s} is (d_k, d_k): Q Kᵀ is (Tq, d_k) @ (d_k, Tk), "
-                                     f"d_k is summed away, leaving (Tq, Tk) = ({TQ}, {TK})."),
-        ("weights_shape", (TQ,), f"Your weights_shape {w} has one number per query: softmax keeps the shape of "
-                                 f"the scores, one weight per (query, key) pair, (Tq, Tk) = ({TQ}, {TK})."),
-        ("weights_shape", (TK, TQ), f"Your weights_shape {w} is (Tk, Tq): softmax keeps the scores' shape, "
-                                    f"(Tq, Tk) = ({TQ}, {TK}), one row per query."),
-        ("output_shape", (TQ, D_K), f"Your output_shape {o} has the width d_k = {D_K}: the output mixes value "
-                                    f"rows, so it takes their width Ev = {EV}: (Tq, Ev) = ({TQ}, {EV})."),
-        ("output_shape", (TK, EV), f"Your output_shape {o} has one row per key: weights @ V is (Tq, Tk) @ (Tk, Ev), "
-                                   f"one mixed value per query, (Tq, Ev) = ({TQ}, {EV})."),
-        ("output_shape", (TQ, TK), f"Your output_shape {o} is the weights' shape: the output is weights @ V, "
-                                   f"(Tq, Tk) @ (Tk, Ev) = ({TQ}, {EV})."),
-    ]
-    if isinstance(w, tuple) and isinstance(s, tuple) and w != s:  # before the 3 output rules
-        hint = (f"Your weights_shape {w} differs from your scores_shape {s}: softmax only rescales each row, "
-                "so the weights have the scores' shape.")
-        rules.insert(len(rules) - 3, ("weights_shape", w, hint))
-    expected = {"scores_shape": (TQ, TK), "weights_shape": (TQ, TK), "output_shape": (TQ, EV)}
-    _check_shapes("Exercise 1", answer, expected, rules,
-                  correct=f"Scores and weights are (Tq, Tk) = ({TQ}, {TK}); the output is (Tq, Ev) = ({TQ}, {EV}).")
+def _scaled(scale):
+    """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
+    return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
 
 
-def check_cross_shapes(cross_weights_shape: Any, cross_output_shape: Any) -> None:
-    """Exercise 2 (predict): the cross-attention shapes of section 6 (2 decoder tokens over 5 encoder tokens).
-
-    Expected weights (2, 5) and output (2, 3). Named mistakes: weights (5, 2) (one row per key);
-    square weights (2, 2) or (5, 5), as if it were self-attention; output (5, 3) (one row per
-    encoder token); output (2, 4) (d_k instead of Ev); output (2, 8) or (2, 6) (an encoding's width
-    instead of the projected Ev).
-    """
-    answer = {"cross_weights_shape": cross_weights_shape, "cross_output_shape": cross_output_shape}
-    w, o = (_shape(v) for v in answer.values())
-    tq, tk = CROSS_TQ, CROSS_TK
-    rules = [
-        ("cross_weights_shape", (tk, tq), f"Your weights {w} have one row per encoder token: the rows are the "
-                                          f"queries, which come from the decoder, so (Tq, Tk) = ({tq}, {tk})."),
-        ("cross_weights_shape", (tq, tq), f"Your weights {w} are square, as in self-attention: here the keys come "
-                                          f"from the encoder's {tk} tokens, so (Tq, Tk) = ({tq}, {tk})."),
-        ("cross_weights_shape", (tk, tk), f"Your weights {w} are square, as in self-attention: here the queries come "
-                                          f"from the decoder's {tq} tokens, so (Tq, Tk) = ({tq}, {tk})."),
-        ("cross_output_shape", (tk, CROSS_EV), f"Your output {o} has one row per encoder token: each decoder token "
-                                               f"(query) gets one mixed value, so (Tq, Ev) = ({tq}, {CROSS_EV})."),
-        ("cross_output_shape", (tq, CROSS_D_K), f"Your output {o} has the width d_k = {CROSS_D_K}: it mixes value "
-                                                f"rows, of width Ev = {CROSS_EV}, so ({tq}, {CROSS_EV})."),
-        ("cross_output_shape", (tq, ENCODER_WIDTH), f"Your output {o} has the encoder's width {ENCODER_WIDTH}: the "
-                                                    f"values are projected to Ev = {CROSS_EV} first, "
-                                                    f"so ({tq}, {CROSS_EV})."),
-        ("cross_output_shape", (tq, DECODER_WIDTH), f"Your output {o} has the decoder's width {DECODER_WIDTH}: the "
-                                                    f"output takes the values' width Ev = {CROSS_EV}, "
-                                                    f"so ({tq}, {CROSS_EV})."),
-    ]
-    expected = {"cross_weights_shape": (tq, tk), "cross_output_shape": (tq, CROSS_EV)}
-    _check_shapes("Exercise 2", answer, expected, rules,
-                  correct=f"One row per decoder token: weights (Tq, Tk) = ({tq}, {tk}), "
-                          f"output (Tq, Ev) = ({tq}, {CROSS_EV}).")
+def _row_sums(got) -> str:
+    sums = got[1].detach().double().sum(dim=-1).flatten().tolist()
+    return ", ".join(f"{s:.2f}" for s in sums[:4]) + (", ..." if len(sums) > 4 else "")
 
 
-def exercise_3_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The tensors of Exercise 3, drawn as the notebook draws them: q (3, 4), k (5, 4), v (5, 9)."""
-    g = torch.Generator().manual_seed(3)
-    return torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 9, generator=g)
-
-
-def check_weights(my_weights: Any) -> None:
-    """Exercise 3: the attention weights for Exercise 3's q (Tq=3, d_k=4), k (Tk=5) and v (Ev=9).
-
-    Expected softmax(q kᵀ / sqrt(4), dim=-1), shape (3, 5). Named mistakes: weights (5, 3) (k qᵀ);
-    softmax over the queries (columns sum to 1; the hint quotes the learner's row sums); no softmax
-    (the scores); scores divided by sqrt(Ev) = 3, by d_k = 4, or not at all.
-    """
-    q, k, _ = exercise_3_inputs()
-    dots = q @ k.T
-    expected = F.softmax(dots.double() / 2, dim=-1)
-    got = read_value(my_weights, expected)  # a NumPy array or a list of rows is read as the tensor it holds
-    mistakes = []
-    if isinstance(got, torch.Tensor) and got.is_floating_point():
-        got_d = got.detach().double()
-        if got.shape == (5, 3):
-            mistakes.append(Mistake(f"Your weights are {tuple(got.shape)}, one row per key: compute q @ k.T, "
-                                    "(Tq, d_k) @ (d_k, Tk) = (3, 5), one row per query.", when=lambda a: True))
-        elif got.shape == (3, 5):
-            rows, cols = got_d.sum(dim=-1), got_d.sum(dim=-2)
-            if _all_one(cols) and not _all_one(rows):
-                mistakes.append(Mistake(
-                    f"Your rows sum to {_rounded(rows.tolist())} and your columns to 1: softmax ran over the "
-                    "queries (dim=0); use dim=-1, so that each query's weights over the keys sum to 1.",
-                    when=lambda a: True))
-        mistakes += [
-            Mistake("These are the scaled scores, not weights: apply softmax over the keys, "
-                    "F.softmax(scores, dim=-1).", answer=dots / 2),
-            Mistake("These are the raw scores q @ k.T: divide by sqrt(d_k) = 2, then apply softmax over the keys "
-                    "(dim=-1).", answer=dots),
-            Mistake("Your scores were divided by sqrt(Ev) = sqrt(9) = 3, the values' width: scale by sqrt(d_k), "
-                    "the width of the queries and keys, sqrt(4) = 2.", answer=F.softmax(dots / 3, dim=-1)),
-            Mistake("Your scores were divided by d_k = 4: divide by its square root, sqrt(d_k) = 2.",
-                    answer=F.softmax(dots / 4, dim=-1)),
-            Mistake("Your scores were not scaled: divide q @ k.T by sqrt(d_k) = 2 before the softmax.",
-                    answer=F.softmax(dots, dim=-1)),
-        ]
-        c = scale_used(got, dots) if got.shape == (3, 5) else None
-        hint = scale_hint(c, 4, ev=9, tk=5) if c is not None else None
-        if hint is not None:
-            mistakes.append(Mistake(hint, when=lambda a: True))
-    check_value("Exercise 3", got, expected, mistakes,
-                correct="Each of the 3 rows is one query's weights over the 5 keys, summing to 1.")
-
-
-def scale_used(weights: torch.Tensor, dots: torch.Tensor) -> float | None:
-    """The factor c with ``weights == softmax(c * dots)`` over the last axis, or None when there is none.
-
-    Read off the learner's weights: log-weights minus their row mean are c times the centred dots.
-    """
-    w, d = weights.detach().double(), dots.detach().double()
-    if w.shape != d.shape or not bool((w > 0).all()) or not bool(torch.isfinite(w).all()):
+def _scale_of(got, args) -> float | None:
+    """The c with weights == softmax(c Q Kᵀ), read off the learner's weights (None when there is none)."""
+    dots = (args[0] @ args[1].transpose(-2, -1)).double()
+    w = got[1].detach().double()
+    if w.shape != dots.shape or not bool((w > 0).all()):
         return None
-    lw, dd = w.log() - w.log().mean(-1, keepdim=True), d - d.mean(-1, keepdim=True)
-    c = float((lw * dd).sum() / (dd * dd).sum())
-    if abs(c) < 1e-6:  # uniform weights: the scores were not used at all, no scale to name
-        return None
-    return c if torch.allclose(torch.softmax(c * d, dim=-1), w, atol=1e-4, rtol=1e-3) else None
+    log_w, centred = w.log() - w.log().mean(-1, keepdim=True), dots - dots.mean(-1, keepdim=True)
+    c = float((log_w * centred).sum() / (centred * centred).sum())
+    return c if torch.allclose(F.softmax(c * dots, dim=-1), w, atol=1e-4) else None
 
 
-def scale_hint(c: float, d_k: int, *, ev: int | None = None, tk: int | None = None, e: int | None = None) -> str | None:
-    """Name the width a learner's scale ``c`` (scores multiplied by c) came from; None when c is right."""
-    right = 1 / math.sqrt(d_k)
-    if math.isclose(c, right, rel_tol=1e-3):
-        return None
-    root = math.sqrt(d_k)
-    fix = f"divide the scores by sqrt(d_k) = sqrt({d_k}) = {root:.4g}, query.shape[-1] ** 0.5."
-    known = [(1.0, "were not scaled at all"), (1 / d_k, f"were divided by d_k = {d_k}, not by its square root"),
-             (root, f"were multiplied by sqrt(d_k) = {root:.4g} instead of divided by it")]
-    if ev is not None:
-        known.append((1 / math.sqrt(ev), f"were divided by sqrt(Ev) = sqrt({ev}), the values' width, not d_k"))
-    if tk is not None:
-        known.append((1 / math.sqrt(tk), f"were divided by sqrt(Tk) = sqrt({tk}), the number of keys "
-                                         "(key.shape[-2]), not the width d_k"))
-    if e is not None:
-        known.append((1 / math.sqrt(e), f"were divided by sqrt({e}), the model's width, not the head's d_k"))
-    for value, what in known:
-        if math.isclose(c, value, rel_tol=1e-3):
-            return f"Your scores {what}: {fix}"
-    return f"Your scores were multiplied by {c:.4g} before the softmax, where 1/sqrt(d_k) = {right:.4g} is asked: {fix}"
-
-
-class _Pair:
-    """What an attention function returned, compared as the pair (output, weights)."""
-
-    def __init__(self, value: Any):
-        self.value = value
-
-    def parts(self) -> tuple[torch.Tensor, torch.Tensor] | None:
-        v = self.value
-        if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(t, torch.Tensor) for t in v):
-            return v[0], v[1]
-        return None
-
-    def __eq__(self, other: object) -> bool:
-        mine, theirs = self.parts(), _Pair(other.value if isinstance(other, _Pair) else other).parts()
-        return mine is not None and theirs is not None and all(same(a, b) for a, b in zip(mine, theirs))
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        parts = self.parts()
-        if parts is None:
-            return describe(self.value)
-        return f"(output: {describe(parts[0])}; weights: {describe(parts[1])})"
-
-
-# A hint for one wrong answer: (recognise(got, args) -> bool, hint(got, args) -> str).
-PairMistake = tuple[Callable[[_Pair, tuple], bool], Callable[[_Pair, tuple], str]]
-
-
-def _wrong(implementation: Callable[..., Any]) -> Callable[[_Pair, tuple], bool]:
-    """Recognise a wrong implementation by running it on the same inputs."""
-    def recognise(got: _Pair, args: tuple) -> bool:
-        return got == _Pair(implementation(*args))
-    return recognise
-
-
-def _shapes_text(args: tuple) -> str:
-    return ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
-
-
-def _check_pair_function(
-    name: str, function: Any, inputs: Sequence[tuple], reference: Callable[..., Any],
-    mistakes: Sequence[PairMistake], *, correct: str = "",
-    on_error: Callable[[Exception, tuple], str | None] | None = None,
-) -> None:
-    """:func:`attnlib.exercises.check_function` for functions returning (output, weights).
-
-    On the first input where the learner's pair differs from the reference's, each mistake is tried
-    in order and the first that recognises it writes the hint, which may quote the learner's numbers;
-    otherwise the general hint names the pair's two parts.
-    """
-    def diagnose(got: Any, expected: Any, args: tuple) -> str:
-        pair = _Pair(got)
-        for recognise, hint in mistakes:
-            try:
-                matched = _quietly(recognise, pair, _fresh(args))
-            except Exception:  # a recogniser that cannot judge this answer does not match it
-                matched = False
-            if matched:
-                return hint(pair, args)
-        parts = pair.parts()
-        if parts is None:
-            return f"On inputs {_shapes_text(args)} expected a pair (output, weights), got {pair!r}."
-        for what, mine, theirs in zip(("output", "weights"), parts, expected):
-            if not same(mine, theirs):
-                return f"On inputs {_shapes_text(args)}, in your {what}: {first_difference(mine, theirs)}."
-        return f"On inputs {_shapes_text(args)} expected {_Pair(expected)!r}, got {pair!r}."
-
-    check_function(name, function, inputs, reference, diagnose=diagnose, on_error=on_error, correct=correct)
-
-
-def reference_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
-    """softmax(Q Kᵀ / sqrt(d_k)) V and the weights, for any leading axes: Exercise 4's reference."""
-    weights = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1]), dim=-1)
-    return weights @ value, weights
-
-
-def _attention_scaled_by(scale: Callable[[torch.Tensor, torch.Tensor], float], dim: int = -1):
-    def attention(query, key, value):
-        weights = F.softmax(query @ key.transpose(-2, -1) / scale(query, value), dim=dim)
-        return weights @ value, weights
-    return attention
-
-
-def _attention_inputs() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+def _attention_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(4)
-    return [
-        (torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 9, generator=g)),
-        (torch.randn(2, 3, 4, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g),
-         torch.randn(2, 3, 6, 5, generator=g)),
-    ]
 
-
-def _is_output_only(got: _Pair, args: tuple) -> bool:
-    return isinstance(got.value, torch.Tensor)
-
-
-def _is_swapped(got: _Pair, args: tuple) -> bool:
-    output, weights = reference_attention(*args)
-    return got == _Pair((weights, output))
-
-
-def _columns_sum_to_one(got: _Pair, args: tuple) -> bool:
-    parts = got.parts()
-    if parts is None or parts[1].shape != reference_attention(*args)[1].shape:
-        return False
-    weights = parts[1].detach().double()
-    cols, rows = weights.sum(dim=-2), weights.sum(dim=-1)
-    return _all_one(cols) and not _all_one(rows)
-
-
-def _rows_not_one(got: _Pair, args: tuple) -> bool:
-    parts = got.parts()
-    if parts is None:
-        return False
-    rows = parts[1].detach().double().sum(dim=-1)
-    return not _all_one(rows)
-
-
-def _row_sums(got: _Pair) -> str:
-    rows = got.parts()[1].detach().double().sum(dim=-1).flatten().tolist()
-    return _rounded(rows[:5]) + (", ..." if len(rows) > 5 else "")
-
-
-def _scale_text(got: _Pair, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> str | None:
-    parts = got.parts()
-    if parts is None:
-        return None
-    c = scale_used(parts[1], query @ key.transpose(-2, -1))
-    if c is None:
-        return None
-    return scale_hint(c, query.shape[-1], ev=value.shape[-1], tk=key.shape[-2])
-
-
-def _scaled_otherwise(got: _Pair, args: tuple) -> bool:
-    return _scale_text(got, *args[:3]) is not None
-
-
-def _attention_error(err: Exception, args: tuple) -> str | None:
-    if args[0].dim() > 2:
-        return (f"Your function works on matrices but raised {type(err).__name__} on batched inputs "
-                f"{_shapes_text(args)}, (B, H, T, d_k): transpose only the last two axes, "
-                "key.transpose(-2, -1), instead of key.T.")
-    return None
-
-
-def check_attention(my_attention: Any) -> None:
-    """Exercise 4: ``my_attention(query, key, value) -> (output, weights)``, scaled dot-product attention.
-
-    Run on (Tq, d_k) = (3, 4), (Tk, d_k) = (5, 4), (Tk, Ev) = (5, 9), then on batched (B, H, Tq, d_k)
-    tensors. Named mistakes: returning the output only; returning (weights, output); softmax over
-    the queries (the hint quotes the row sums); rows that do not sum to 1 (no softmax, or softmax
-    over another axis); scaling by sqrt(Ev), by d_k, or not at all; `key.T`, which fails on
-    batched inputs.
-    """
-    def scaled_dims(got: _Pair, args: tuple) -> tuple[int, int]:
-        return args[0].shape[-1], args[2].shape[-1]
-
-    mistakes: list[PairMistake] = [
-        (_is_output_only, lambda got, args: f"Your function returns one tensor, of shape {tuple(got.value.shape)}: "
-                                             "return both, `return output, weights`."),
-        (_is_swapped, lambda got, args: "You return (weights, output): return them in the order (output, weights), "
-                                        "as attnlib and this notebook do."),
-        (_columns_sum_to_one, lambda got, args: f"Your weights' rows sum to {_row_sums(got)} and their columns to 1: "
-                                                "softmax ran over the queries; use dim=-1, the keys."),
-        (_wrong(_attention_scaled_by(lambda q, v: math.sqrt(v.shape[-1]))),
-         lambda got, args: "Your scores were divided by sqrt(Ev) = sqrt({1}) = {2:.2f}, the values' width: scale by "
-                           "sqrt(d_k) = sqrt({0}) = {3:.2f}, query.shape[-1].".format(
-                               *scaled_dims(got, args), math.sqrt(args[2].shape[-1]), math.sqrt(args[0].shape[-1]))),
-        (_wrong(_attention_scaled_by(lambda q, v: q.shape[-1])),
-         lambda got, args: f"Your scores were divided by d_k = {args[0].shape[-1]}: divide by its square root, "
-                           f"sqrt(d_k) = {math.sqrt(args[0].shape[-1]):.2f}."),
-        (_wrong(_attention_scaled_by(lambda q, v: 1.0)),
-         lambda got, args: f"Your scores were not scaled: divide query @ key.transpose(-2, -1) by sqrt(d_k) = "
-                           f"{math.sqrt(args[0].shape[-1]):.2f} before the softmax."),
-        (_scaled_otherwise, lambda got, args: _scale_text(got, args[0], args[1], args[2])),
-        (_rows_not_one, lambda got, args: f"Your weights' rows sum to {_row_sums(got)}, not 1: apply softmax to the "
-                                          "scaled scores over the keys, dim=-1."),
-    ]
-    _check_pair_function("Exercise 4", my_attention, _attention_inputs(), reference_attention, mistakes,
-                         on_error=_attention_error,
-                         correct="It matches softmax(Q Kᵀ / √d_k) V on matrices and on (B, H, Tq, d_k) batches.")
-
-
-def reference_cross_attention(decoder, encoder, W_q, W_k, W_v):
-    """Exercise 5's reference: queries from the decoder, keys and values from the encoder."""
-    return reference_attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)
-
-
-def _cross_inputs() -> list[tuple[torch.Tensor, ...]]:
-    g = torch.Generator().manual_seed(5)
-
-    def draw(*shape: int) -> torch.Tensor:
+    def draw(*shape):
         return torch.randn(*shape, generator=g)
 
-    # First two sequences of the same length and width, so that a wrong choice still runs and is
-    # recognised by its numbers; then section 6's shapes, where only the right choice runs.
-    return [
-        (draw(3, 6), draw(3, 6), draw(6, 4) / 6**0.5, draw(6, 4) / 6**0.5, draw(6, 5) / 6**0.5),
-        (draw(2, 6), draw(5, 8), draw(6, 4) / 6**0.5, draw(8, 4) / 8**0.5, draw(8, 3) / 8**0.5),
-    ]
+    return [Probe((draw(3, 4), draw(5, 4), draw(5, 6)), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
+            Probe((draw(2, 4, 8), draw(2, 6, 8), draw(2, 6, 5)), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
+            Probe((draw(2, 3, 2, 6), draw(2, 3, 7, 6), draw(2, 3, 7, 3)), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
+            Probe((draw(3, 1, 5, 16), draw(3, 1, 4, 16), draw(3, 1, 4, 9)), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]
 
 
-def check_cross_attention(my_cross_attention: Any) -> None:
-    """Exercise 5: ``my_cross_attention(decoder, encoder, W_q, W_k, W_v) -> (output, weights)``.
-
-    Queries come from the decoder, keys and values from the encoder. Named mistakes (recognised
-    on two sequences of equal shape, where every choice runs): everything from the decoder
-    (self-attention); everything from the encoder; the roles swapped (queries from the encoder);
-    keys from the encoder but values from the decoder; keys from the decoder but values from the
-    encoder; returning one tensor.
-    """
-    att = reference_attention
-    wrong = [
-        (lambda d, e, q, k, v: att(d @ q, d @ k, d @ v),
-         "Your keys and values come from the decoder, as in self-attention: take them from the encoder, "
-         "key = encoder @ W_k, value = encoder @ W_v."),
-        (lambda d, e, q, k, v: att(e @ q, e @ k, e @ v),
-         "Your queries come from the encoder: in cross-attention the decoder asks, query = decoder @ W_q."),
-        (lambda d, e, q, k, v: att(e @ q, d @ k, d @ v),
-         "The roles are swapped: the queries come from the decoder (decoder @ W_q), the keys and values from "
-         "the encoder."),
-        (lambda d, e, q, k, v: att(d @ q, e @ k, d @ v),
-         "Your values come from the decoder: each key must hand over its own value, value = encoder @ W_v."),
-        (lambda d, e, q, k, v: att(d @ q, d @ k, e @ v),
-         "Your keys come from the decoder: the keys and the values both come from the encoder, key = encoder @ W_k."),
-    ]
-    mistakes: list[PairMistake] = [
-        (_is_output_only, lambda got, args: f"Your function returns one tensor, of shape {tuple(got.value.shape)}: "
-                                             "return both, `return output, weights`."),
-        (_is_swapped_cross, lambda got, args: "You return (weights, output): return them in the order "
-                                              "(output, weights)."),
-    ] + [(_wrong(impl), lambda got, args, h=hint: h) for impl, hint in wrong] + [
-        (_values_not_projected, lambda got, args: f"Your output is {tuple(got.parts()[0].shape)}, as wide as the "
-                                                  f"encoder ({args[1].shape[-1]}): the values were not projected. "
-                                                  "value = encoder @ W_v gives them the width Ev."),
-        (_cross_scaled_otherwise, lambda got, args: _cross_scale_text(got, args)),
-    ]
-
-    def on_error(err: Exception, args: tuple) -> str | None:
-        if args[0].shape != args[1].shape:  # the second input: decoder and encoder of different shapes
-            return (f"Your function raised {type(err).__name__} on a decoder of 2 tokens (width 6) and an encoder of "
-                    "5 tokens (width 8): W_q multiplies the decoder, W_k and W_v the encoder.")
-        return None
-
-    _check_pair_function("Exercise 5", my_cross_attention, _cross_inputs(), reference_cross_attention, mistakes,
-                         on_error=on_error,
-                         correct="Queries from the decoder, keys and values from the encoder: "
-                                 "weights (Tq, Tk), output (Tq, Ev).")
+check_attention = Exercise(
+    "Exercise 2", reference=attention, probes=_attention_probes,
+    correct="Scores, softmax over the keys, weighted sum: on matrices and on (B, H, T, d_k) tensors alike.",
+    mistakes=[
+        Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
+                "(output, weights), so that the weights can be plotted.",
+                when=lambda got: isinstance(got, torch.Tensor), example=lambda q, k, v: attention(q, k, v)[0]),
+        Mistake("You return (weights, output): return them in the order (output, weights), as attnlib does.",
+                answer=lambda q, k, v: attention(q, k, v)[::-1]),
+        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)} and their columns to 1: softmax ran over the "
+                "queries. Each query needs its own distribution over the keys, the last axis.",
+                answer=lambda q, k, v: attention(q, k, v, dim=-2)),
+        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)}, not 1: these are still scores. Softmax "
+                "over the keys turns them into weights.", answer=lambda q, k, v: attention(q, k, v, softmax=False)),
+        *[Mistake(f"Your scores were {text}", answer=_scaled(scale)) for text, scale in [
+            ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
+            ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
+             "queries and keys, d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
+            ("divided by sqrt(Tk), the number of keys: scale by the width of the queries and keys, d_k, their last "
+             "axis.", lambda q, k, v: k.shape[-2] ** -0.5),
+            ("divided by d_k itself: divide by its square root.", lambda q, k, v: 1 / q.shape[-1]),
+            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
+        Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
+                f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not from a number "
+                "you typed.", when=lambda got, args: _scale_of(got, args) is not None,
+                example=_scaled(lambda q, k, v: 2 ** -0.5)),
+        Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
+                f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too. Swap only the last "
+                "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,
+                example=lambda q, k, v: attention(q, k.T.mT, v)),  # key.T where the last two axes were meant
+    ])
 
 
-def _values_not_projected(got: _Pair, args: tuple) -> bool:
-    parts = got.parts()
-    decoder, encoder, W_q, W_k, W_v = args
-    return parts is not None and parts[0].shape[-1] == encoder.shape[-1] != W_v.shape[-1]
+# --- Exercise 3: the shapes of section 5's cross-attention ---------------------------------------------
+# 4 decoder tokens of width 6 attend over the 3 encoder tokens of width 2; d_k = 5, Ev = 7.
+
+CROSS = {"cross_weights_shape": (4, 3), "cross_output_shape": (4, 7)}
+
+check_cross_shapes = _shapes("Exercise 3", CROSS, "One row per decoder token: weights (Tq, Tk) = (4, 3), output "
+                             "(Tq, Ev) = (4, 7).", [
+    ("cross_weights_shape", (3, 4), "has one row per encoder token: the rows are the queries, which come from the "
+                                    "decoder."),
+    ("cross_weights_shape", (4, 4), "is square, as in self-attention: here the keys come from the encoder."),
+    ("cross_weights_shape", (3, 3), "is square, as in self-attention: here the queries come from the decoder."),
+    ("cross_output_shape", (3, 7), "has one row per encoder token: each decoder token (query) gets one mixed value."),
+    ("cross_output_shape", (4, 5), "has the width d_k: the output mixes value rows, of width Ev."),
+    ("cross_output_shape", (4, 2), "has the encoder's width: the values are projected (by W_v) before they mix."),
+    ("cross_output_shape", (4, 6), "has the decoder's width: the output takes the values' width."),
+    ("cross_output_shape", (4, 3), "is the weights' shape: the output is weights @ V, and V brings its own width."),
+])
 
 
-def _cross_scale_text(got: _Pair, args: tuple) -> str | None:
-    decoder, encoder, W_q, W_k, W_v = args
-    return _scale_text(got, decoder @ W_q, encoder @ W_k, encoder @ W_v)
+# --- Exercise 4: cross-attention from two sequences ---------------------------------------------------
 
 
-def _cross_scaled_otherwise(got: _Pair, args: tuple) -> bool:
-    return _cross_scale_text(got, args) is not None
+def cross_attention(decoder, encoder, W_q, W_k, W_v):
+    """Queries from the decoder, keys and values from the encoder: (output, weights)."""
+    return attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)
 
 
-def _is_swapped_cross(got: _Pair, args: tuple) -> bool:
-    output, weights = reference_cross_attention(*args)
-    return got == _Pair((weights, output))
+def _from(sources: str):
+    """A wrong cross-attention taking the queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
+    def wrong(d, e, W_q, W_k, W_v):
+        q, k, v = ({"d": d, "e": e}[s] for s in sources)
+        return attention(q @ W_q, k @ W_k, v @ W_v)
+    return wrong
 
 
-__all__ = [
-    "check_attention",
-    "check_cross_attention",
-    "check_cross_shapes",
-    "check_shapes",
-    "check_weights",
-    "exercise_3_inputs",
-    "reference_attention",
-    "reference_cross_attention",
-]
+def _cross_probes() -> list[Probe]:
+    g = torch.Generator().manual_seed(5)
+
+    def case(tq, tk, dec, enc, d_k, ev):
+        return (torch.randn(tq, dec, generator=g), torch.randn(tk, enc, generator=g),
+                torch.randn(dec, d_k, generator=g) / dec**0.5, torch.randn(enc, d_k, generator=g) / enc**0.5,
+                torch.randn(enc, ev, generator=g) / enc**0.5)
+
+    # Two sequences of one shape first, so that a wrong choice of sequence runs and is recognised by its numbers.
+    return [Probe(case(3, 3, 6, 6, 4, 5), "two sequences of 3 tokens of width 6"),
+            Probe(case(4, 4, 5, 5, 3, 2), "two sequences of 4 tokens of width 5"),
+            Probe(case(2, 5, 6, 8, 4, 3), "a decoder of 2 tokens (width 6), an encoder of 5 (width 8)"),
+            Probe(case(4, 3, 6, 2, 5, 7), "a decoder of 4 tokens (width 6), an encoder of 3 (width 2)")]
+
+
+check_cross_attention = Exercise(
+    "Exercise 4", reference=cross_attention, probes=_cross_probes,
+    correct="Queries from the decoder, keys and values from the encoder: weights (Tq, Tk), output (Tq, Ev).",
+    mistakes=[
+        Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
+                "(output, weights).", when=lambda got: isinstance(got, torch.Tensor),
+                example=lambda *a: cross_attention(*a)[0]),
+        Mistake("You return (weights, output): return them in the order (output, weights).",
+                answer=lambda *a: cross_attention(*a)[::-1]),
+        *[Mistake(hint, answer=_from(sources)) for sources, hint in [
+            ("ddd", "Your keys and values come from the decoder, as in self-attention: in cross-attention the "
+                    "encoder answers."),
+            ("eee", "Your queries come from the encoder: in cross-attention the decoder asks."),
+            ("edd", "The roles are swapped: the decoder asks (queries), the encoder answers (keys and values)."),
+            ("ded", "Your values come from the decoder: each key hands over its own value, from the encoder."),
+            ("dde", "Your keys come from the decoder: the keys and the values both come from the encoder.")]],
+        Mistake(lambda got, args: f"Your output is as wide as the encoder ({args[1].shape[-1]}): the values were not "
+                "projected. W_v gives them the width Ev.",
+                when=lambda got, args: got[0].shape[-1] == args[1].shape[-1] != args[4].shape[-1],
+                example=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e)),
+        Mistake("Your scores were not scaled: divide them by the square root of d_k before the softmax.",
+                answer=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e @ W_v, scale=1.0)),
+        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {len(args[0])} decoder tokens of "
+                f"width {args[0].shape[-1]} and {len(args[1])} encoder tokens of width {args[1].shape[-1]}: W_q "
+                "multiplies the decoder, W_k and W_v the encoder.", raises=RuntimeError,
+                when=lambda err, args: args[0].shape != args[1].shape,
+                example=lambda d, e, *w: _from("edd" if d.shape != e.shape else "dee")(d, e, *w)),
+    ])

@@ -2,8 +2,8 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the notebook's classic mistakes: a split or merge without its transpose, ``view`` after
-``transpose``, scaling by sqrt(E) instead of sqrt(Dh), softmax over the queries, and parameter counts
-that leave out the biases or W^O or grow with H.
+``transpose``, heads read in the wrong order, scaling by sqrt(E) instead of sqrt(Dh), softmax over the
+queries, and parameter counts that leave out the biases or W^O or grow with H.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, shape_of
+from . import Exercise, Mistake, Probe, as_number, same, shape_of
 
 __all__ = ["check_head_scale", "check_merge_heads", "check_multi_head_attention", "check_parameter_count",
            "check_split_shape"]
@@ -23,10 +23,32 @@ def _near(value: float, rel: float = 0.01):
     return lambda got: isinstance(got, (int, float)) and abs(got - value) <= rel * abs(value)
 
 
-# --- Exercise 1: the shape after split_heads, B = 2, T = 7, E = 12, H = 3 ------------------------------
+# --- Exercise 1: the parameters of a multi-head layer, E = 8, H = 4, with biases --------------------------
+
+E, H, DH = 8, 4, 2
+
+check_parameter_count = Exercise(
+    "Exercise 1", expected=4 * E * E + 4 * E, read=as_number,
+    correct="4 E^2 + 4 E, whatever the number of heads.",
+    mistakes=[
+        Mistake("{got} counts the four (E, E) matrices but not their biases: four vectors of length E.",
+                answer=4 * E * E),
+        Mistake("{got} counts W_Q, W_K and W_V with their biases but leaves out the output projection W^O.",
+                answer=3 * (E * E + E)),
+        Mistake("{got} multiplies by the number of heads. The H heads share the (E, E) matrices: head h owns Dh of "
+                "their E rows, so the count does not depend on H.", answer=H * (4 * E * E + 4 * E)),
+        Mistake("{got} treats each head's matrices as (Dh, Dh). A head's projection reads all E features and "
+                "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
+        Mistake("{got} counts H full-width heads (each E -> E) and a W^O from H*E back to E, as StatQuest's "
+                "listing does. With Dh = E / H the heads together are one E -> E projection each.",
+                answer=3 * H * (E * E + E) + H * E * E + E),
+    ])
+
+
+# --- Exercise 2: the shape after split_heads, B = 2, T = 7, E = 12, H = 3 ------------------------------
 
 check_split_shape = Exercise(
-    "Exercise 1", expected=(2, 3, 7, 4), read=shape_of,
+    "Exercise 2", expected=(2, 3, 7, 4), read=shape_of,
     unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 3); got {got}.",
     correct="(B, H, T, Dh): 3 heads, each a (T, Dh) matrix per sequence.",
     mistakes=[
@@ -41,10 +63,10 @@ check_split_shape = Exercise(
     ])
 
 
-# --- Exercise 2: the divisor of each head's scores, E = 512, H = 8 ---------------------------------------
+# --- Exercise 3: the divisor of each head's scores, E = 512, H = 8 ---------------------------------------
 
 check_head_scale = Exercise(
-    "Exercise 2", expected=8.0, decimals=2, read=as_number,
+    "Exercise 3", expected=8.0, decimals=2, read=as_number,
     correct="Each head divides by sqrt(Dh) = sqrt(512 / 8), not by sqrt(E) = 22.63.",
     mistakes=[
         Mistake("{got} is sqrt(E), the scale of one head of full width. Each head's queries and keys are only "
@@ -61,59 +83,41 @@ check_head_scale = Exercise(
     ])
 
 
-# --- Exercise 3: the parameters of a multi-head layer, E = 8, H = 4, with biases --------------------------
-
-E, H, DH = 8, 4, 2
-
-check_parameter_count = Exercise(
-    "Exercise 3", expected=4 * E * E + 4 * E, read=as_number,
-    correct="4 E^2 + 4 E, whatever the number of heads.",
-    mistakes=[
-        Mistake("{got} counts the four (E, E) matrices but not their biases: four vectors of length E.",
-                answer=4 * E * E),
-        Mistake("{got} counts W_Q, W_K and W_V with their biases but leaves out the output projection W^O.",
-                answer=3 * (E * E + E)),
-        Mistake("{got} multiplies by the number of heads. The H heads share the (E, E) matrices: head h owns Dh of "
-                "their E rows, so the count does not depend on H.", answer=H * (4 * E * E + 4 * E)),
-        Mistake("{got} treats each head's matrices as (Dh, Dh). A head's projection reads all E features and "
-                "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
-        Mistake("{got} counts H full-width heads (each E -> E) and a W^O from H*E back to E, as the listing of "
-                "section 2 does. With Dh = E / H the heads together are one E -> E projection each.",
-                answer=3 * H * (E * E + E) + H * E * E + E),
-    ])
+# --- Exercise 4: heads kept in the batch axis, (B*H, T, Dh) -> (B, T, E) ---------------------------------
 
 
-# --- Exercise 4: merge_heads ending in .view -------------------------------------------------------------
+def _batched_heads(b: int, h: int, t: int, dh: int) -> torch.Tensor:
+    """(B*H, T, Dh) heads, row b*H + h = head h of sequence b, each entry naming itself: 1000b + 100t + 10h + d."""
+    names = (1000 * torch.arange(b).view(b, 1, 1, 1) + 100 * torch.arange(t).view(t, 1)
+             + 10 * torch.arange(h).view(h, 1, 1) + torch.arange(dh))  # (B, H, T, Dh)
+    return names.float().reshape(b * h, t, dh)
 
 
-def _labelled_heads(b: int, h: int, t: int, dh: int) -> torch.Tensor:
-    """(B, H, T, Dh) heads of a (B, T, E) tensor whose entry is 100 * token + feature, stored head by head."""
-    tokens = (100 * torch.arange(t)[:, None] + torch.arange(h * dh)).float().expand(b, t, h * dh)
-    return tokens.reshape(b, t, h, dh).transpose(1, 2).contiguous()
+def _unflat(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    return x.reshape(-1, num_heads, *x.shape[1:])  # (B*H, T, Dh) -> (B, H, T, Dh), sequence by sequence
 
 
-def merge(x: torch.Tensor) -> torch.Tensor:
-    """(B, H, T, Dh) -> (B, T, E): the reference merge."""
-    b, h, t, dh = x.shape
-    return x.transpose(1, 2).reshape(b, t, h * dh)
+def merge(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B*H, T, Dh) -> (B, T, E): the reference."""
+    return _unflat(x, num_heads).transpose(1, 2).flatten(2)
 
 
-def _merge_without_transpose(x: torch.Tensor) -> torch.Tensor:
-    b, h, t, dh = x.shape
-    return x.reshape(b, t, h * dh)
+def _rearranged(got: torch.Tensor, args: tuple) -> bool:
+    """The output has the reference's shape and holds x's values, moved around."""
+    return got.shape == merge(*args).shape and torch.equal(got.flatten().sort()[0], args[0].flatten().sort()[0])
 
 
-def _own_token_other_order(got: torch.Tensor, args: tuple) -> bool:
-    """Every row holds only its own token's values (hundreds digit), in another order than the reference's."""
-    tokens = torch.arange(got.shape[1]).view(1, -1, 1)
-    return got.shape == merge(args[0]).shape and bool((torch.div(got, 100, rounding_mode="floor") == tokens).all())
+def _mixes(digit: int, axis: int):
+    """A predicate: x's values moved around so that a row holds another sequence's (digit 1000) or token's (100)."""
+    def mixes(got: torch.Tensor, args: tuple) -> bool:
+        index = torch.arange(got.shape[axis]).view([-1 if a == axis else 1 for a in range(3)])
+        return _rearranged(got, args) and bool((got.long() // digit % 10 != index).any())
+    return mixes
 
 
-def _tokens_in_rows(got: torch.Tensor, args: tuple) -> str:
-    rows = [sorted({int(v) // 100 for v in got[0, t].tolist()}) for t in range(got.shape[1])]
-    return (f"Your merge reshapes (B, H, T, Dh) straight to (B, T, E), so each row mixes tokens (your rows of "
-            f"sequence 0 hold tokens {rows}). Move the heads back behind the tokens first (a transpose), then "
-            "merge the last two axes.")
+def _in_rows(got: torch.Tensor, digit: int) -> list:
+    """For each row of sequence 0, the sequences (digit 1000) or tokens (digit 100) its values come from."""
+    return [sorted({int(v) // digit % 10 for v in row.tolist()}) for row in got[0]]
 
 
 VIEW_AFTER_TRANSPOSE = ("`view` cannot merge axes that `transpose` has only relabelled (the memory is still in "
@@ -122,48 +126,58 @@ VIEW_AFTER_TRANSPOSE = ("`view` cannot merge axes that `transpose` has only rela
 
 check_merge_heads = Exercise(
     "Exercise 4", reference=merge,
-    probes=lambda: [(_labelled_heads(1, 2, 3, 3),), (_labelled_heads(2, 3, 4, 2),), (_labelled_heads(3, 4, 2, 5),)],
-    correct="Transpose, then merge the last two axes (.contiguous().view, or .reshape, which copies when it "
-            "must): row t holds token t's heads side by side.",
+    probes=lambda: [Probe((_batched_heads(*shape), shape[1]), "B, H, T, Dh = {}, {}, {}, {}".format(*shape))
+                    for shape in ((2, 3, 4, 2), (3, 2, 3, 3), (2, 4, 2, 3), (1, 5, 3, 1))],
+    correct="B*H splits into (B, H), the heads move behind the tokens, the last two axes merge.",
     mistakes=[
-        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="view|stride|contiguous",
-                example=lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], -1)),
-        Mistake(_tokens_in_rows, answer=_merge_without_transpose),
-        Mistake("Each of your rows holds its own token's features, but in another order: the merge must put head "
-                "0's Dh features first, then head 1's, side by side. A permute that puts Dh before H interleaves "
-                "the heads.", when=_own_token_other_order,
-                example=lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1)),
-        Mistake("Your result has 4 axes, (B, T, H, Dh): the transpose is right, now merge the last two axes into "
-                "E = H * Dh.", when=lambda got: got.dim() == 4, example=lambda x: x.transpose(1, 2)),
-        Mistake(lambda got: f"Your result is {tuple(got.shape)}: the rows are right, but every sequence of the "
-                "batch must come back, (B, T, E) with the input's B.", when=lambda got, args: got.dim() == 3
-                and got.shape[1:] == merge(args[0]).shape[1:] and got.shape[0] != args[0].shape[0],
-                example=lambda x: merge(x)[:1]),
-        Mistake(lambda got: f"Your result is {tuple(got.shape)}, narrower than H * Dh: a head is missing. The "
-                "merge puts all H heads side by side.",
-                when=lambda got, args: got.dim() == 3 and got.shape[:2] == merge(args[0]).shape[:2]
-                and got.shape[2] < args[0].shape[1] * args[0].shape[3],
-                example=lambda x: merge(x[:, 1:])),
+        Mistake("Your function takes another number of arguments: the check calls my_merge_heads(x, num_heads).",
+                raises=TypeError, match=r"takes \d+ positional arguments? but|missing \d+ required positional",
+                example=lambda x: x),
+        Mistake("A reshape asked for a shape that does not hold x's values: x's first axis is B*H, so it holds "
+                "x.shape[0] // num_heads sequences.", raises=RuntimeError, match="invalid for input of size",
+                example=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1)),
+        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="stride|contiguous",
+                example=lambda x, h: _unflat(x, h).transpose(1, 2).view(-1, x.shape[1], h * x.shape[2])),
+        Mistake("Your merge uses another number of heads than num_heads: read H from the argument, not from the "
+                "notebook's variables.", when=lambda got, args: any(same(got, merge(args[0], h)) for h in range(1, 7)
+                                                                   if h != args[1] and args[0].shape[0] % h == 0),
+                example=lambda x, h: merge(x, 2 if h != 2 else 1)),
+        Mistake(lambda got: f"Your rows mix sequences (the rows of sequence 0 hold sequences {_in_rows(got, 1000)}): "
+                "row b*H + h of x is head h of sequence b, so B*H splits into (B, H), the batch first.",
+                when=_mixes(1000, 0), example=lambda x, h: x.reshape(h, -1, *x.shape[1:]).permute(1, 2, 0, 3)
+                .flatten(2)),
+        Mistake(lambda got: f"Your rows mix tokens (the rows of sequence 0 hold tokens {_in_rows(got, 100)}): the "
+                "heads must move behind the tokens (a transpose) before the last two axes merge.",
+                when=_mixes(100, 1), example=lambda x, h: x.reshape(-1, x.shape[1], h * x.shape[2])),
+        Mistake("Each of your rows holds its own token's features, but in another order: head 0's Dh features "
+                "first, then head 1's, side by side. A permute that puts Dh before H interleaves the heads.",
+                when=lambda got, args: _rearranged(got, args) and torch.equal(got.sort()[0], merge(*args).sort()[0]),
+                example=lambda x, h: _unflat(x, h).permute(0, 2, 3, 1).flatten(2)),
     ])
 
 
 # --- Exercise 5: multi-head attention from projected q, k, v ------------------------------------------------
 
 
-def _split(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    b, t, e = x.shape
-    return x.reshape(b, t, num_heads, e // num_heads).transpose(1, 2)  # (B, T, E) -> (B, H, T, Dh)
+def _split(x: torch.Tensor, num_heads: int, transpose: bool = True) -> torch.Tensor:
+    b, t, e = x.shape  # (B, T, E) -> (B, H, T, Dh); without the transpose, a straight reshape
+    return x.reshape(b, t, num_heads, -1).transpose(1, 2) if transpose else x.reshape(b, num_heads, t, -1)
 
 
-def _split_without_transpose(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    b, t, e = x.shape
-    return x.reshape(b, num_heads, t, e // num_heads)
+def _merge(x: torch.Tensor) -> torch.Tensor:
+    b, h, t, dh = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * dh)  # (B, H, T, Dh) -> (B, T, E)
 
 
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_heads: int, *, split=_split, merge=merge,
-           width: str = "Dh", softmax_dim: int = -1) -> torch.Tensor:
-    """Multi-head attention without projections; the keywords switch on one classic mistake each."""
-    qh, kh, vh = (split(p, num_heads) for p in (q, k, v))  # (B, T, E) -> (B, H, T, Dh)
+def _straight(x: torch.Tensor) -> torch.Tensor:
+    b, h, t, dh = x.shape
+    return x.reshape(b, t, h * dh)  # the merge without its transpose
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_heads: int, *, split: bool = True,
+           merge=_merge, width: str = "Dh", softmax_dim: int = -1) -> torch.Tensor:
+    """Multi-head attention without projections; each keyword switches on one classic mistake."""
+    qh, kh, vh = (_split(p, num_heads, split) for p in (q, k, v))  # (B, T, E) -> (B, H, T, Dh)
     d_k = {"E": q.shape[-1], "Dh": q.shape[-1] // num_heads, "none": 1}[width]
     weights = (qh @ kh.transpose(-2, -1) / math.sqrt(d_k)).softmax(dim=softmax_dim)  # (B, H, Tq, Tk)
     return merge(weights @ vh)  # (B, H, Tq, Dh) -> (B, Tq, E)
@@ -191,14 +205,13 @@ check_multi_head_attention = Exercise(
         Mistake("Your split reshapes (B, T, E) straight to (B, H, T, Dh): head h then holds consecutive chunks of "
                 "several tokens instead of its own Dh features of every token. Reshape to (B, T, H, Dh) first, "
                 "then move the head axis forward.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, split=_split_without_transpose,
-                                                 merge=_merge_without_transpose)),
+                answer=lambda q, k, v, h: attend(q, k, v, h, split=False, merge=_straight)),
         Mistake("Your split is right but the merge reshapes (B, H, T, Dh) straight to (B, T, E), so each output "
                 "row mixes tokens. Move the head axis back behind the tokens first.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, merge=_merge_without_transpose)),
+                answer=lambda q, k, v, h: attend(q, k, v, h, merge=_straight)),
         Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose), so the heads hold the wrong "
                 "features. Reshape to (B, T, H, Dh) first, then move the head axis forward.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, split=_split_without_transpose)),
+                answer=lambda q, k, v, h: attend(q, k, v, h, split=False)),
         Mistake("Your heads are not scaled: each head's scores must be divided by sqrt(d_k), the width of one "
                 "head's queries.", answer=lambda q, k, v, h: attend(q, k, v, h, width="none")),
         Mistake("Your function ignores num_heads: it computes one head of width E. Split q, k and v into "

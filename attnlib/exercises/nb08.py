@@ -1,213 +1,299 @@
-"""Checkers for the exercises of notebook 08, efficient attention.
+"""Exercises of notebook 08 (efficient attention), declared as data.
 
-One function per exercise; each prints one line ("correct", "not yet. <hint>" or "not attempted
-yet") and returns None. The hints name the classic mistakes: the weights' memory counted in
-elements instead of bytes, without the heads or as the size of the queries; an online-softmax
-update that forgets to rescale the running sum (or rescales it the wrong way, or never subtracts
-the maximum); a key/value cache read with the top-left causal diagonal; key/value heads tiled with
-``repeat`` instead of ``repeat_interleave``.
+Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
+tables name the notebook's classic mistakes: the weights' memory counted in elements, for one head or
+in the wrong unit; an online softmax that forgets to rescale, rescales the wrong way or takes exp of a
+raw score (no maximum subtracted); a blockwise loop whose output accumulator is not rescaled, whose
+maximum is not carried, or that builds the whole (Tq, Tk) matrix after all; a key/value cache read with
+the top-left causal diagonal; key/value heads tiled with ``repeat`` instead of ``repeat_interleave``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import sys
 
 import torch
 
-from . import Mistake, Probe, check_function, check_value, number_in_string, read_value, report
+from . import Exercise, Mistake, Probe, as_number
 
-__all__ = ["check_cache_keys_seen", "check_expand_kv", "check_online_update", "check_weights_memory"]
+__all__ = ["check_blockwise_attention", "check_cache_causal_mask", "check_expand_kv", "check_online_update",
+           "check_weights_memory"]
 
+# --- Exercise 1: the MiB of the float32 weights (B, H, T, T) = (1, 8, 8192, 8192) ------------------------
 
-# --- Exercise 1: predict the weights' memory at T = 8192 ----------------------------------------
+BYTES = 8 * 8192 * 8192 * 4
 
-
-def check_weights_memory(answer: Any) -> None:
-    """Exercise 1 (predict, then run): MiB of the float32 (B, H, T, T) weights at B=1, H=8, T=8192.
-
-    8 * 8192 * 8192 * 4 bytes = 2048 MiB. Names: the bytes themselves; MB of 10^6 bytes (2147.5);
-    GiB (2); elements instead of bytes (512); one head (256); float64's 8 bytes (4096); the size of
-    Q (B, H, T, Dh=64), which is linear in T (16). A 0-d tensor or NumPy number is read as its value.
-    """
-    if (hint := number_in_string(answer)) is not None:
-        report("Exercise 1", "not yet", hint)
-        return
-    answer = read_value(answer, 2048.0)  # a 0-d tensor or NumPy number is read as its number
-    mistakes = [
-        Mistake(f"{answer} MiB counts elements, not bytes: 8 x 8192 x 8192 = 512 Mi numbers, and a float32 "
-                "takes 4 bytes each.", answer=512.0),
-        Mistake(f"{answer} MiB is one head's weights: every one of the H = 8 heads has its own (T, T) matrix.",
-                answer=256.0),
-        Mistake(f"{answer} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=4096.0),
-        Mistake(f"{answer} is the number of bytes: a MiB is 2**20 = 1048576 bytes, so divide by 2**20.",
-                answer=8 * 8192 * 8192 * 4.0),
-        Mistake(f"{answer} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes, so divide the bytes by 2**20.",
-                answer=8 * 8192 * 8192 * 4 / 1e6),
-        Mistake(f"{answer} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=2.0),
-        Mistake(f"{answer} MiB is the size of Q (B, H, T, Dh) with Dh = 64: that grows like T. The weights are "
-                "(B, H, T, T): the last axis is T, not Dh.", answer=16.0),
-    ]
-    check_value("Exercise 1", answer, 2048.0, mistakes, rtol=0.01,
-                correct="2 GiB for one layer's weights, 16 MiB for Q: the T x T matrix is what grows.")
+check_weights_memory = Exercise(
+    "Exercise 1", expected=BYTES / 2**20, rtol=0.01, read=as_number,
+    correct="2 GiB for one layer's weights, 16 MiB for Q: the T x T matrix is what grows.",
+    mistakes=[
+        Mistake("{got} MiB counts numbers, not bytes: each float32 takes 4 bytes.", answer=BYTES / 4 / 2**20),
+        Mistake("{got} MiB is one head's weights: each of the H = 8 heads has its own (T, T) matrix.",
+                answer=BYTES / 8 / 2**20),
+        Mistake("{got} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=BYTES * 2 / 2**20),
+        Mistake("{got} is the number of bytes: a MiB is 2**20 = 1048576 bytes.", answer=float(BYTES)),
+        Mistake("{got} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes.", answer=BYTES / 1e6),
+        Mistake("{got} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=BYTES / 2**30),
+        Mistake("{got} MiB is the size of Q (B, H, T, Dh) with Dh = 64, which grows like T. The weights are "
+                "(B, H, T, T): their last axis is T, not Dh.", answer=8 * 8192 * 64 * 4 / 2**20),
+    ])
 
 
-# --- Exercise 2: the online-softmax update -------------------------------------------------------
+# --- Exercise 2: one step of the online softmax, online_update(m, s, x) -> (m_new, s_new) --------------------
 
 
-def _update(m: torch.Tensor, s: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def online_update(m, s, x, *, rescale=1, shift="new"):
+    """The reference; ``rescale`` (1, 0 or -1: the exponent's sign) and ``shift`` switch on a mistake."""
     m_new = torch.maximum(m, x)
-    return m_new, s * torch.exp(m - m_new) + torch.exp(x - m_new)
+    factor = torch.exp(rescale * (m - m_new))
+    return m_new, s * factor + torch.exp(x - {"new": m_new, "old": m}[shift])
 
 
-def _no_rescale(m, s, x):
-    m_new = torch.maximum(m, x)
-    return m_new, s + torch.exp(x - m_new)
+def _raw_exp(got, args) -> bool:
+    """The new term is exp(x) itself, the old sum rescaled or not: the maximum is never subtracted."""
+    m, s, x = (float(a) for a in args)
+    s_new = float(as_number(got[1]))
+    raw = (s + math.exp(x), s * math.exp(m - max(m, x)) + math.exp(x))  # the old sum as it was, or rescaled
+    return any(math.isclose(s_new, v, rel_tol=1e-4) for v in raw)
 
 
-def _rescale_inverted(m, s, x):
-    m_new = torch.maximum(m, x)
-    return m_new, s * torch.exp(m_new - m) + torch.exp(x - m_new)
+def _scalars(*values, dtype=torch.float64):
+    return tuple(torch.tensor(v, dtype=dtype) for v in values)
 
 
-def _new_term_old_max(m, s, x):
-    m_new = torch.maximum(m, x)
-    return m_new, s * torch.exp(m - m_new) + torch.exp(x - m)
-
-
-def _max_is_x(m, s, x):
-    return x, s * torch.exp(m - x) + 1.0
-
-
-def _swapped_return(m, s, x):
-    m_new, s_new = _update(m, s, x)
-    return s_new, m_new
-
-
-def _no_max(m, s, x):
-    return torch.maximum(m, x), s + torch.exp(x)
-
-
-def _as_tensors(result: Any) -> Any:
-    """(m, s) as float64 tensors, so an answer in Python floats compares like one in tensors."""
-    if isinstance(result, (tuple, list)) and len(result) == 2:
-        try:
-            return tuple(torch.as_tensor(r, dtype=torch.float64) for r in result)
-        except (TypeError, ValueError, RuntimeError):
-            return result
-    return result
-
-
-def _scalars(*values: float) -> tuple[torch.Tensor, ...]:
-    return tuple(torch.tensor(v, dtype=torch.float64) for v in values)
-
-
-def _divided_late(m, s, x):
-    m_new = torch.maximum(m, x)
-    return m_new, (s * torch.exp(m) + torch.exp(x)) / torch.exp(m_new)
-
-
-OVERFLOW_HINT = ("On the probe m = 100, s = 1, x = 101 in float32 your s_new is not finite: exp(101) overflows "
-                 "float32 (anything above exp(88.7) is inf) before anything divides it back. Never take exp of a raw "
-                 "score: multiply the old s by exp(m - m_new) and add exp(x - m_new), two exponents of at most 0.")
-
-
-def _overflow_hint(got: Any, expected: Any, args: tuple) -> str | None:
-    s_new = got[1] if isinstance(got, (tuple, list)) and len(got) == 2 else None
-    return OVERFLOW_HINT if isinstance(s_new, torch.Tensor) and not bool(torch.isfinite(s_new).all()) else None
-
-
-UPDATE_INPUTS = [_scalars(1.0, 1.0, 3.0), _scalars(3.0, 1.5, 2.0), _scalars(-math.inf, 0.0, 1.0),  # (m, s, x)
-                 Probe(tuple(torch.tensor(v) for v in (100.0, 1.0, 101.0)), "m = 100, s = 1, x = 101 in float32",
-                       _overflow_hint)]
-
-
-def check_online_update(function: Any) -> None:
-    """Exercise 2: ``online_update(m, s, x) -> (m_new, s_new)``, one step of the online softmax.
-
-    m is the running maximum, s the running sum of exp(score - m); a new score x arrives. Tried
-    on a larger score (m=1, s=1, x=3), a smaller one, and the first score (m=-inf, s=0), then on the
-    float32 probe m=100, s=1, x=101, where exp of a raw score overflows. Names: the old sum not
-    rescaled, rescaled the wrong way, exp(x) without the maximum, exp(x - m) with the old maximum,
-    x taken as the new maximum, (s_new, m_new) returned in the wrong order, and exp(m), exp(x)
-    taken before dividing by exp(m_new) (inf / inf on the probe).
-    """
-    learner = None if function is None or function is Ellipsis else (
-        function if not callable(function) else (lambda m, s, x: _as_tensors(function(m, s, x))))
-    mistakes = [
-        Mistake("When a larger score arrives (m = 1, s = 1, x = 3), your s_new adds exp(x - m_new) to s as it "
-                "was: but s was summed as exp(score - 1), and the new terms are exp(score - 3). Multiply the old "
-                "s by exp(m - m_new) first.", answer=_no_rescale),
-        Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to exp(score - "
-                "m_new), so multiply s by exp(m - m_new), which is at most 1, not exp(m_new - m).",
-                answer=_rescale_inverted),
-        Mistake("Your sum adds exp(x) itself: the running sum keeps exp(score - m), shifted by the running "
-                "maximum, so that no exp overflows. Subtract m_new, and rescale the old s by exp(m - m_new).",
-                answer=_no_max),
+check_online_update = Exercise(
+    "Exercise 2", reference=online_update,
+    probes=[Probe(_scalars(1.0, 1.0, 3.0), "m = 1, s = 1, x = 3 (a larger score)"),
+            Probe(_scalars(3.0, 1.5, 2.0), "m = 3, s = 1.5, x = 2 (a smaller score)"),
+            Probe(_scalars(-math.inf, 0.0, 1.0), "m = -inf, s = 0, x = 1 (the first score)"),
+            Probe(_scalars(100.0, 1.0, 101.0, dtype=torch.float32), "m = 100, s = 1, x = 101 in float32",
+                  "On the probe m = 100, s = 1, x = 101 in float32 your s_new is wrong or not finite: exp of a raw "
+                  "score overflows float32 above exp(88.7). Take exp only of m - m_new and x - m_new, both at most "
+                  "0.")],
+    correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).",
+    mistakes=[
+        Mistake("When a larger score arrives (m = 1, s = 1, x = 3), your s_new adds the new term to s as it was: but "
+                "s was summed as exp(score - 1), and the new terms are exp(score - 3). Rescale the old s first.",
+                answer=lambda m, s, x: online_update(m, s, x, rescale=0)),
+        Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to "
+                "exp(score - m_new), so multiply s by a factor at most 1, exp(m - m_new).",
+                answer=lambda m, s, x: online_update(m, s, x, rescale=-1)),
+        Mistake("Your running sum takes exp(x) of the raw score: the maximum is never subtracted, the mistake "
+                "section 2 warns against (exp overflows). s keeps exp(score - m): add exp(x - m_new).",
+                when=_raw_exp, example=lambda m, s, x: (torch.maximum(m, x), s * torch.exp(m - torch.maximum(m, x))
+                                                        + torch.exp(x))),
         Mistake("Your new term is exp(x - m), shifted by the old maximum: every term of the running sum must be "
-                "shifted by the same, new maximum, so add exp(x - m_new).", answer=_new_term_old_max),
+                "shifted by the same, new maximum.", answer=lambda m, s, x: online_update(m, s, x, shift="old")),
         Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
-                "maximum stays m. Take m_new = torch.maximum(m, x).", answer=_max_is_x),
-        Mistake("You return (s_new, m_new): return them in the order (m_new, s_new), the maximum first.",
-                answer=_swapped_return),
+                "maximum stays m.", answer=lambda m, s, x: (x, s * torch.exp(m - x) + 1.0)),
+        Mistake("You return (s_new, m_new): return the maximum first, (m_new, s_new).",
+                answer=lambda m, s, x: online_update(m, s, x)[::-1]),
+    ])
+
+
+# --- Exercise 3: the blockwise loop, blockwise_attention(query, key, value, block_size) ----------------------
+
+
+class WholeMatrix(RuntimeError):
+    """Raised by a probe's tensors when the learner's function builds the (Tq, Tk) scores or calls torch's SDPA."""
+
+
+def _inside_attnlib() -> bool:
+    """True when a torch function is called from attnlib's attention code (flash_attention, for one)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__") in ("attnlib.flash", "attnlib.attention"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Watched(torch.Tensor):
+    """A probe's tensor: every result made from it is looked at, and a (Tq, Tk) or (Tk, Tq) one is refused."""
+
+    whole: tuple[int, int] | tuple[()] = ()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _inside_attnlib():
+            raise WholeMatrix("a ready-made attention function")
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if cls.whole and isinstance(t, torch.Tensor) and tuple(t.shape[-2:]) in (cls.whole, cls.whole[::-1]):
+                raise WholeMatrix("the whole matrix of scores")
+        return out
+
+
+def _watched(block_size: int, *tensors: torch.Tensor) -> tuple:
+    """Probe arguments whose (Tq, Tk) matrix may not be built (when Tk > block_size): Tq, Tk, Dh, Ev all differ."""
+    q, k = tensors[0], tensors[1]
+    whole = (q.shape[-2], k.shape[-2]) if k.shape[-2] > block_size else ()
+    kind = type("Watched", (_Watched,), {"whole": whole})
+    return (*(t.as_subclass(kind) for t in tensors), block_size)
+
+
+def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, raw_exp=False, keep_max=True,
+              scaled=True, last_block=True, divide=True):
+    """The reference loop; each keyword switches on one classic mistake."""
+    q = query / math.sqrt(query.shape[-1]) if scaled else query
+    m = q.new_full((*q.shape[:-1], 1), -math.inf)  # (..., Tq, 1)
+    s, acc = q.new_zeros(*q.shape[:-1], 1), q.new_zeros(*q.shape[:-1], value.shape[-1])  # (..., Tq, 1), (..., Tq, Ev)
+    end = key.shape[-2] if last_block else key.shape[-2] // block_size * block_size
+    for start in range(0, end, block_size):
+        tile = q @ key[..., start:start + block_size, :].mT  # (..., Tq, bk)
+        m_new = torch.maximum(m, tile.amax(dim=-1, keepdim=True)) if not raw_exp else torch.zeros_like(m)
+        factor = torch.exp(sign * (m - m_new)) if not raw_exp else 1.0
+        p = torch.exp(tile - m_new)  # (..., Tq, bk)
+        s = s * (factor if "s" in rescale else 1.0) + p.sum(dim=-1, keepdim=True)
+        acc = acc * (factor if "acc" in rescale else 1.0) + p @ value[..., start:start + block_size, :]
+        m = m_new if keep_max else m
+    return acc / s if divide else acc
+
+
+def _reference(query, key, value, block_size):
+    q, k, v = (t.as_subclass(torch.Tensor) for t in (query, key, value))
+    return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+def _blockwise_probes() -> list[Probe]:
+    g = torch.Generator().manual_seed(8)
+    row = torch.tensor([[1.0], [3.0], [2.0], [5.0], [0.5]], dtype=torch.float64)  # section 2's row, as keys (Dh = 1)
+    values = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 0, 1], [0, 3, 1]], dtype=torch.float64)
+    big = torch.tensor([[10.0], [120.0], [20.0], [5.0], [100.0], [30.0], [7.0]])  # float32 scores up to 120
+    return [
+        Probe(_watched(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
+              "section 2's row [1, 3, 2, 5, 0.5] in blocks of 2 (the maximum rises in block 2)"),
+        Probe(_watched(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
+              "scores up to 120 in float32, blocks of 2"),
+        Probe(_watched(4, torch.randn(2, 3, 5, 4, generator=g), torch.randn(2, 3, 11, 4, generator=g),
+                       torch.randn(2, 3, 11, 6, generator=g)), "(B, H) = (2, 3), Tq = 5, Tk = 11, Dh = 4, blocks of 4"),
+        Probe(_watched(1, *(torch.randn(1, t, d, generator=g) for t, d in ((6, 8), (9, 8), (9, 5)))),
+              "Tq = 6, Tk = 9, Dh = 8, blocks of 1"),
+        Probe(_watched(8, *(torch.randn(t, d, generator=g) for t, d in ((4, 3), (6, 3), (6, 2)))),
+              "Tq = 4, Tk = 6, one block of 8"),
     ]
-    check_function("Exercise 2", learner, UPDATE_INPUTS, _update, mistakes,
-                   correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).")
 
 
-# --- Exercise 3: the key/value cache's mask --------------------------------------------------------
+def _overflowed(got, args) -> bool:
+    return args[1].dtype == torch.float32 and bool(args[1].abs().amax() > 88) and not bool(torch.isfinite(got).all())
 
 
-def check_cache_keys_seen(answer: Any) -> None:
-    """Exercise 3 (predict, then run): 5 cached tokens, 3 new queries; keys the first new query sees.
+check_blockwise_attention = Exercise(
+    "Exercise 3", reference=_reference, probes=_blockwise_probes, solution=blockwise,
+    correct="s and acc rescaled by the same exp(m - m_new) at every block: exact attention, one tile at a time.",
+    mistakes=[
+        Mistake("Your function builds the whole (Tq, Tk) matrix of scores, or calls a function that does: the "
+                "exercise is to never store it. Loop over blocks of keys, one (Tq, block) tile at a time.",
+                raises=WholeMatrix, match="whole",
+                example=lambda q, k, v, b: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v),
+        Mistake("Your function calls a ready-made attention (torch's scaled_dot_product_attention, attnlib's "
+                "flash_attention): write the loop over blocks of keys yourself.", raises=WholeMatrix,
+                match="ready-made",
+                example=lambda q, k, v, b: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
+        Mistake("Your acc is not rescaled when a block raises the maximum (section 2's row: 5 arrives in block 2): "
+                "the values already summed carry exp(score - m_old) and must be multiplied by exp(m_old - m_new), "
+                "exactly as s is.", answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=("s",))),
+        Mistake("Your s is not rescaled when a block raises the maximum, though acc is: both sums hold terms "
+                "exp(score - m_old), and both must be multiplied by exp(m_old - m_new).",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=("acc",))),
+        Mistake("Neither s nor acc is rescaled when a block raises the maximum: what was summed under the old "
+                "maximum must be multiplied by exp(m_old - m_new) before the block's terms are added.",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=())),
+        Mistake("Your output is NaN everywhere. On the first block m = -inf: the rescale factor must be "
+                "exp(m - m_new), which is 0 there (exp(m_new - m) is inf), and the block's terms exp(tile - m_new), "
+                "with the new maximum (exp(tile - m) is inf).", when=lambda got: bool(torch.isnan(got).all()),
+                example=lambda q, k, v, b: blockwise(q, k, v, b, sign=-1)),
+        Mistake("Your m never changes: after each block the running maximum must become m_new, or the next block "
+                "rescales by the wrong factor (m = m_new at the end of the loop).",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, keep_max=False)),
+        Mistake("On the probe with scores up to 120 in float32 your output is not finite: an exp overflowed (above "
+                "exp(88.7) is inf). Subtract the running maximum max(m, tile max), never a block's own maximum "
+                "alone: then every exp, of tile - m_new and of m - m_new, has an argument at most 0.",
+                when=_overflowed, example=lambda q, k, v, b: blockwise(q, k, v, b, raw_exp=True)),
+        Mistake("Your tile uses query, not the scaled q: the scores are q @ k^T with q = query / sqrt(Dh).",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, scaled=False)),
+        Mistake("Your loop leaves out the last block when Tk is not a multiple of block_size: range(0, Tk, "
+                "block_size) reaches it, and slicing past the end gives a shorter block.",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, last_block=False)),
+        Mistake("Your function counts the axes from the front (shape[2], [:, :, ...]): the probes have 2, 3 and 4 "
+                "axes. Count from the end: the keys are axis -2 (key.shape[-2], key[..., start:stop, :]).",
+                raises=IndexError, example=lambda q, k, v, b: blockwise(q, k[:, :, :], v, b)),  # fails below 3 axes
+        Mistake("Your output is acc itself: after the last block divide by s, the sum of the weights.",
+                answer=lambda q, k, v, b: blockwise(q, k, v, b, divide=False)),
+    ])
 
-    It is token 5 (counting from 0), so it sees keys 0..5: 6. Names: the top-left diagonal (1),
-    no mask at all (8), the cache without the token itself (5). A 0-d tensor such as
-    ``causal_mask(3, 8, align="bottom_right")[0].sum()`` is read as its number.
-    """
-    if (hint := number_in_string(answer)) is not None:
-        report("Exercise 3", "not yet", hint)
-        return
-    answer = read_value(answer, 6)
-    mistakes = [
-        Mistake(f"{answer} is what the top-left diagonal gives: it treats the first new query as token 0. "
-                "It is token 5, after the 5 cached ones: the diagonal sits bottom-right.", answer=1),
-        Mistake(f"{answer} keys are all of them: the first new query would see the two new tokens after it, "
-                "its future.", answer=8),
-        Mistake(f"{answer} keys are the cache alone: a query also sees its own key (the diagonal is allowed).",
-                answer=5),
-    ]
-    check_value("Exercise 3", answer, 6, mistakes,
-                correct="causal_mask(3, 8, align='bottom_right')[0] has 6 Trues: the 5 cached keys and its own.")
+
+# --- Exercise 4: the causal mask of q_len new queries over kv_len cached keys ---------------------------------
 
 
-# --- Exercise 4: key/value heads for groups of query heads -----------------------------------------
+def cache_causal_mask(q_len: int, kv_len: int) -> torch.Tensor:
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len).bool()  # (Tq, Tk), bottom-right
 
 
-def _expand_kv(kv: torch.Tensor, num_query_heads: int) -> torch.Tensor:
-    return kv.repeat_interleave(num_query_heads // kv.shape[1], dim=1)  # (B, Hkv, T, Dh) -> (B, Hq, T, Dh)
+def _diagonal(shift: int):
+    return lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len + shift).bool()
 
 
-def _tiled(kv: torch.Tensor, num_query_heads: int) -> torch.Tensor:
-    return kv.repeat(1, num_query_heads // kv.shape[1], 1, 1)
+def _right_but_not_bool(got, args) -> bool:
+    want = cache_causal_mask(*args)
+    return got.dtype != torch.bool and got.shape == want.shape and (torch.equal(got != 0, want)
+                                                                   or torch.equal(got == 0, want))
 
 
-def _kv_inputs() -> list[tuple]:
-    gen = torch.Generator().manual_seed(8)
-    return [(torch.randn(1, 2, 3, 4, generator=gen), 6), (torch.randn(2, 3, 2, 2, generator=gen), 6),
-            (torch.randn(1, 1, 3, 4, generator=gen), 4)]
+check_cache_causal_mask = Exercise(
+    "Exercise 4", reference=cache_causal_mask, probes=[(3, 8), (1, 4), (4, 4), (2, 7), (5, 6)],
+    correct="query i is token kv_len - q_len + i: it sees keys 0 to kv_len - q_len + i, the bottom-right diagonal.",
+    mistakes=[
+        Mistake(lambda got, args: f"With {args[1] - args[0]} tokens cached, your first new query sees key 0 only: "
+                "that is the top-left diagonal (is_causal=True), right only when there is no cache. The new "
+                "queries come after the cached tokens: shift the diagonal by kv_len - q_len.",
+                answer=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril().bool()),
+        Mistake("Your mask is True exactly where a query may NOT attend (True = blocked, nn.MultiheadAttention's "
+                "convention). Here True = may attend.", answer=lambda q_len, kv_len: ~cache_causal_mask(q_len, kv_len)),
+        Mistake("Each of your new queries misses its own key (the diagonal is one key too far left): a query "
+                "attends to its own token.", answer=_diagonal(-1)),
+        Mistake("Each of your new queries sees one key too many, the token after it: the diagonal is one key too "
+                "far right.", answer=_diagonal(1)),
+        Mistake("Your diagonal is shifted by 5 whatever the lengths: the number of cached tokens is kv_len - q_len, "
+                "read from the arguments.", when=lambda got, args: args[1] - args[0] != 5
+                and torch.equal(got, torch.ones(*args).tril(diagonal=5).bool()),
+                example=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(diagonal=5).bool()),
+        Mistake(lambda got: f"Your mask has the right pattern but dtype {str(got.dtype).removeprefix('torch.')}: "
+                "return booleans, True = may attend.", when=_right_but_not_bool,
+                example=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).float()),
+        Mistake("Your mask is (kv_len, q_len): rows are the queries, so it is (q_len, kv_len).",
+                answer=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).T),
+    ])
 
 
-def check_expand_kv(function: Any) -> None:
-    """Exercise 4: ``expand_kv(kv, num_query_heads)``, (B, Hkv, T, Dh) -> (B, Hq, T, Dh), torch's grouping.
+# --- Exercise 5: expand_kv(kv, num_query_heads), (B, Hkv, T, Dh) -> (B, Hq, T, Dh) ----------------------------
 
-    Query head h uses key/value head h // (Hq / Hkv): heads 0, 1, 2 share key/value head 0 when
-    Hq = 6 and Hkv = 2. Names: ``repeat`` (tiles, 0, 1, 0, 1, ...).
-    """
-    mistakes = [
+
+def expand_kv(kv: torch.Tensor, num_query_heads: int) -> torch.Tensor:
+    return kv.repeat_interleave(num_query_heads // kv.shape[1], dim=1)  # key/value head j serves a group
+
+
+def _kv_probes() -> list[tuple]:
+    g = torch.Generator().manual_seed(8)
+    return [(torch.randn(*shape, generator=g), hq) for shape, hq in
+            (((1, 2, 3, 4), 6), ((2, 3, 2, 2), 6), ((1, 1, 3, 4), 4), ((2, 4, 5, 3), 8))]
+
+
+check_expand_kv = Exercise(
+    "Exercise 5", reference=expand_kv, probes=_kv_probes,
+    correct="repeat_interleave: consecutive query heads form a group that shares one key/value head.",
+    mistakes=[
         Mistake("Your heads come out tiled, key/value head order 0, 1, 0, 1, 0, 1 (what .repeat does): then query "
                 "head 1 reads key/value head 1, but in torch's enable_gqa (and Ainslie et al.'s groups) query heads "
-                "0, 1, 2 share key/value head 0. Use repeat_interleave(Hq // Hkv, dim=1).", answer=_tiled),
-    ]
-    check_function("Exercise 4", function, _kv_inputs(), _expand_kv, mistakes,
-                   correct="repeat_interleave: consecutive query heads form a group that shares one key/value head.")
+                "0, 1, 2 share key/value head 0. Each head's copies must sit side by side.",
+                answer=lambda kv, hq: kv.repeat(1, hq // kv.shape[1], 1, 1)),
+        Mistake(lambda got, args: f"Your result has {got.shape[1]} heads, not num_query_heads = {args[1]}: each "
+                "key/value head is copied once per query head of its group, num_query_heads // Hkv times.",
+                when=lambda got, args: got.dim() == 4 and got.shape[1] != args[1]
+                and (got.shape[0], *got.shape[2:]) == (args[0].shape[0], *args[0].shape[2:]),
+                example=lambda kv, hq: kv.repeat_interleave(kv.shape[1], dim=1)),
+        Mistake("Your copies are made along another axis than the heads: in (B, Hkv, T, Dh) the heads are axis 1.",
+                when=lambda got, args: got.dim() == 4 and got.shape[1] == args[0].shape[1] != args[1],
+                example=lambda kv, hq: kv.repeat_interleave(hq // kv.shape[1], dim=2)),
+    ])

@@ -1,4 +1,4 @@
-"""Learner answers to the exercises of notebooks 01-10, written from the learner's side.
+"""Learner answers to the exercises of notebooks 01-11, written from the learner's side.
 
 Each module ``nbNN`` exposes ``ANSWERS: list[Answer]`` and ``EXERCISES``, which maps a checker's
 name to its exercise number (for readable test ids). The answers were written from the notebooks
@@ -58,4 +58,4 @@ def wrong(checker: str, label: str, answer: Callable[[], Any], mentions: tuple[s
 # module fails the corpus test, as a missing checker of notebooks 01-09 does.
 _NOTEBOOK_10 = Path(__file__).resolve().parents[2] / "notebooks" / "10_induction_heads.ipynb"
 MODULES = ("nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07", "nb08", "nb09") + (
-    ("nb10",) if _NOTEBOOK_10.exists() else ())
+    ("nb10",) if _NOTEBOOK_10.exists() else ()) + ("nb11",)

@@ -1,4 +1,4 @@
-"""Notebook 01 (Q, K and V): learner answers to its five exercises."""
+"""Notebook 01 (Q, K and V): learner answers to its four exercises."""
 
 import math
 
@@ -10,91 +10,16 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_shapes": 1, "check_cross_shapes": 2, "check_weights": 3, "check_attention": 4,
-             "check_cross_attention": 5}
+EXERCISES = {"check_shapes": 1, "check_attention": 2, "check_cross_shapes": 3, "check_cross_attention": 4}
 
 # Exercise 1: Tq = 5, Tk = 7, d_k = 16, Ev = 32 -> scores, weights (5, 7), output (5, 32)
 EX1 = "nb01.check_shapes"
-# Exercise 2: 2 decoder tokens of width 6, 5 encoder tokens of width 8, d_k = 4, Ev = 3 -> (2, 5), (2, 3)
-EX2 = "nb01.check_cross_shapes"
+# Exercise 3: 4 decoder tokens of width 6 over the 3 encoder tokens of width 2, d_k = 5, Ev = 7 -> (4, 3), (4, 7)
+EX3 = "nb01.check_cross_shapes"
 
 
-def _ex3_inputs():
-    """The cell of exercise 3: queries (3, 4), keys (5, 4), values (5, 9)."""
-    g = torch.Generator().manual_seed(3)
-    ex_q = torch.randn(3, 4, generator=g)
-    ex_k = torch.randn(5, 4, generator=g)
-    ex_v = torch.randn(5, 9, generator=g)
-    return ex_q, ex_k, ex_v
-
-
-def _w_einsum():
-    q, k, _ = _ex3_inputs()
-    return torch.einsum("qd,kd->qk", q, k).div(math.sqrt(4)).softmax(dim=-1)
-
-
-def _w_exp_sum():
-    q, k, _ = _ex3_inputs()
-    s = q @ k.T / 2
-    e = torch.exp(s - s.max(dim=1, keepdim=True).values)
-    return e / e.sum(dim=1, keepdim=True)
-
-
-def _w_loop():
-    q, k, _ = _ex3_inputs()
-    rows = []
-    for i in range(q.shape[0]):
-        rows.append(F.softmax(torch.stack([q[i] @ k[j] for j in range(k.shape[0])]) / math.sqrt(q.shape[1]), dim=0))
-    return torch.stack(rows)
-
-
-def _w_float64():
-    q, k, _ = _ex3_inputs()
-    return torch.softmax(q.double() @ k.double().T / math.sqrt(4), dim=-1)
-
-
-def _w_numpy():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(q @ k.T / math.sqrt(4), dim=-1).numpy()
-
-
-def _w_dim0():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(q @ k.T / math.sqrt(4), dim=0)
-
-
-def _w_unscaled():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(q @ k.T, dim=-1)
-
-
-def _w_scale_ev():
-    q, k, v = _ex3_inputs()
-    return F.softmax(q @ k.T / math.sqrt(v.shape[-1]), dim=-1)
-
-
-def _w_scale_dk_no_sqrt():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(q @ k.T / q.shape[-1], dim=-1)
-
-
-def _w_transposed():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(k @ q.T / math.sqrt(4), dim=-1)
-
-
-def _w_output():
-    q, k, v = _ex3_inputs()
-    return F.softmax(q @ k.T / math.sqrt(4), dim=-1) @ v
-
-
-def _w_times_sqrt():
-    q, k, _ = _ex3_inputs()
-    return F.softmax(q @ k.T * math.sqrt(4), dim=-1)
-
-
-# Exercise 4: my_attention(query, key, value) -> (output, weights), with leading axes
-EX4 = "nb01.check_attention"
+# Exercise 2: my_attention(query, key, value) -> (output, weights), with leading axes
+EX2 = "nb01.check_attention"
 
 
 def att_einsum(query, key, value):
@@ -174,8 +99,8 @@ def att_scale_tk(query, key, value):
     return weights @ value, weights
 
 
-# Exercise 5: my_cross_attention(decoder, encoder, W_q, W_k, W_v) -> (output, weights)
-EX5 = "nb01.check_cross_attention"
+# Exercise 4: my_cross_attention(decoder, encoder, W_q, W_k, W_v) -> (output, weights)
+EX4 = "nb01.check_cross_attention"
 
 
 def cross_mine(decoder, encoder, W_q, W_k, W_v):
@@ -229,6 +154,40 @@ def cross_self_attention(decoder, encoder, W_q, W_k, W_v):  # keys and values fr
     return attnlib.scaled_dot_product_attention(decoder @ W_q, decoder @ W_k, decoder @ W_v)
 
 
+def att_mT_and_sqrt_size(query, key, value):  # .mT and Tensor.size: another spelling of the same steps
+    weights = torch.softmax(query @ key.mT / math.sqrt(key.size(-1)), dim=-1)
+    return weights @ value, weights
+
+
+def att_typed_width(query, key, value):  # d_k typed in from section 3's example (d_k = 2)
+    weights = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(2), dim=-1)
+    return weights @ value, weights
+
+
+def att_no_softmax(query, key, value):  # the scaled scores used as weights
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    return scores @ value, scores
+
+
+def att_dk_not_sqrt(query, key, value):
+    weights = F.softmax(query @ key.transpose(-2, -1) / query.shape[-1], dim=-1)
+    return weights @ value, weights
+
+
+def cross_keys_from_decoder(decoder, encoder, W_q, W_k, W_v):
+    return attnlib.scaled_dot_product_attention(decoder @ W_q, decoder @ W_k, encoder @ W_v)
+
+
+def cross_my_attention_inline(decoder, encoder, W_q, W_k, W_v):  # the steps written out, in float64
+    q, k, v = (decoder @ W_q).double(), (encoder @ W_k).double(), (encoder @ W_v).double()
+    weights = torch.softmax(q @ k.transpose(0, 1) / q.shape[1] ** 0.5, dim=1)
+    return weights @ v, weights
+
+
+def cross_output_only(decoder, encoder, W_q, W_k, W_v):
+    return attnlib.scaled_dot_product_attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)[0]
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuples", lambda: ((5, 7), (5, 7), (5, 32)), star=True),
@@ -244,54 +203,50 @@ ANSWERS = [
     wrong(EX1, "output-rows-tk", lambda: ((5, 7), (5, 7), (7, 32)), ("Tq", "quer", "row"), star=True),
     wrong(EX1, "scores-keep-dk", lambda: ((5, 16), (5, 16), (5, 32)), ("Tk", "key"), star=True),
     wrong(EX1, "weights-reduced", lambda: ((5, 7), (5,), (5, 32)), ("shape", "softmax"), star=True),
+    wrong(EX1, "output-as-weights", lambda: ((5, 7), (5, 7), (5, 7)), ("weights @ V", "values", "width"), star=True),
     wrong(EX1, "strings", lambda: ("(5, 7)", "(5, 7)", "(5, 32)"), ("tuple", "string", "str"), star=True),
     # Exercise 2
-    right(EX2, "tuples", lambda: ((2, 5), (2, 3)), star=True),
-    right(EX2, "lists", lambda: ([2, 5], [2, 3]), star=True),
-    right(EX2, "torch-size", lambda: (torch.Size([2, 5]), torch.Size([2, 3])), star=True),
-    right(EX2, "numpy-arrays", lambda: (np.array([2, 5]), np.array([2, 3])), star=True),
-    right(EX2, "tensors", lambda: (torch.tensor([2, 5]), torch.tensor([2, 3])), star=True),
-    wrong(EX2, "weights-transposed", lambda: ((5, 2), (2, 3)), ("Tq", "decoder", "row"), star=True),
-    wrong(EX2, "output-width-dk", lambda: ((2, 5), (2, 4)), ("Ev", "value"), star=True),
-    wrong(EX2, "output-width-encoder", lambda: ((2, 5), (2, 8)), ("Ev", "value", "W_v"), star=True),
-    wrong(EX2, "output-rows-encoder", lambda: ((2, 5), (5, 3)), ("Tq", "decoder", "row"), star=True),
-    wrong(EX2, "self-attention-shapes", lambda: ((2, 2), (2, 3)), ("Tk", "encoder", "key"), star=True),
+    right(EX2, "einsum", lambda: att_einsum),
+    right(EX2, "matmul-mT", lambda: att_matmul_mT),
+    right(EX2, "exp-over-sum", lambda: att_exp_sum),
+    right(EX2, "python-loop", lambda: att_loop),
+    right(EX2, "scale-queries-first", lambda: att_scale_q_first),
+    right(EX2, "mT-and-size", lambda: att_mT_and_sqrt_size),
+    wrong(EX2, "dot-T", lambda: att_dot_T, ("transpose", ".T", "batch", "axes", "leading")),
+    wrong(EX2, "transpose-0-1", lambda: att_transpose01, ("transpose", "batch", "axes", "leading", "-2")),
+    wrong(EX2, "softmax-dim-2", lambda: att_dim_minus2, ("axis", "dim", "keys")),
+    wrong(EX2, "unscaled", lambda: att_unscaled, ("scale", "sqrt", "√")),
+    wrong(EX2, "scaled-by-sqrt-ev", lambda: att_scale_ev, ("d_k", "Ev", "width", "value")),
+    wrong(EX2, "scaled-by-sqrt-tk", lambda: att_scale_tk, ("d_k", "width", "Tk")),
+    wrong(EX2, "divided-by-dk", lambda: att_dk_not_sqrt, ("square root", "sqrt")),
+    wrong(EX2, "typed-width-2", lambda: att_typed_width, ("d_k", "width", "follow")),
+    wrong(EX2, "no-softmax", lambda: att_no_softmax, ("softmax", "scores")),
+    wrong(EX2, "returns-weights-output", lambda: att_swapped_return, ("order", "(output, weights)", "first")),
+    wrong(EX2, "returns-output-only", lambda: att_output_only, ("tuple", "pair", "both", "output, weights", "two")),
     # Exercise 3
-    right("nb01.check_weights", "einsum", _w_einsum),
-    right("nb01.check_weights", "exp-over-sum", _w_exp_sum),
-    right("nb01.check_weights", "python-loop", _w_loop),
-    right("nb01.check_weights", "float64", _w_float64),
-    right("nb01.check_weights", "numpy-array", _w_numpy),
-    wrong("nb01.check_weights", "softmax-dim0", _w_dim0, ("axis", "dim", "column", "row")),
-    wrong("nb01.check_weights", "unscaled", _w_unscaled, ("scale", "sqrt", "√")),
-    wrong("nb01.check_weights", "scaled-by-sqrt-ev", _w_scale_ev, ("d_k", "Ev", "width", "9")),
-    wrong("nb01.check_weights", "divided-by-dk", _w_scale_dk_no_sqrt, ("sqrt", "√", "square root")),
-    wrong("nb01.check_weights", "keys-times-queries", _w_transposed, ("shape", "transpos", "(3, 5)")),
-    wrong("nb01.check_weights", "output-not-weights", _w_output, ("shape", "weights", "(3, 5)")),
-    wrong("nb01.check_weights", "multiplied-by-sqrt", _w_times_sqrt, ("divide", "sqrt", "√", "scale")),
+    right(EX3, "tuples", lambda: ((4, 3), (4, 7)), star=True),
+    right(EX3, "lists", lambda: ([4, 3], [4, 7]), star=True),
+    right(EX3, "torch-size", lambda: (torch.Size([4, 3]), torch.Size([4, 7])), star=True),
+    right(EX3, "numpy-arrays", lambda: (np.array([4, 3]), np.array([4, 7])), star=True),
+    right(EX3, "tensors", lambda: (torch.tensor([4, 3]), torch.tensor([4, 7])), star=True),
+    wrong(EX3, "weights-transposed", lambda: ((3, 4), (4, 7)), ("Tq", "decoder", "row"), star=True),
+    wrong(EX3, "output-width-dk", lambda: ((4, 3), (4, 5)), ("Ev", "value"), star=True),
+    wrong(EX3, "output-width-encoder", lambda: ((4, 3), (4, 2)), ("Ev", "value", "W_v"), star=True),
+    wrong(EX3, "output-width-decoder", lambda: ((4, 3), (4, 6)), ("Ev", "value"), star=True),
+    wrong(EX3, "output-rows-encoder", lambda: ((4, 3), (3, 7)), ("Tq", "decoder", "row"), star=True),
+    wrong(EX3, "self-attention-shapes", lambda: ((4, 4), (4, 7)), ("Tk", "encoder", "key"), star=True),
     # Exercise 4
-    right(EX4, "einsum", lambda: att_einsum),
-    right(EX4, "matmul-mT", lambda: att_matmul_mT),
-    right(EX4, "exp-over-sum", lambda: att_exp_sum),
-    right(EX4, "python-loop", lambda: att_loop),
-    right(EX4, "scale-queries-first", lambda: att_scale_q_first),
-    wrong(EX4, "dot-T", lambda: att_dot_T, ("transpose", ".T", "batch", "axes", "leading")),
-    wrong(EX4, "transpose-0-1", lambda: att_transpose01, ("transpose", "batch", "axes", "leading", "-2")),
-    wrong(EX4, "softmax-dim-2", lambda: att_dim_minus2, ("axis", "dim", "keys")),
-    wrong(EX4, "unscaled", lambda: att_unscaled, ("scale", "sqrt", "√")),
-    wrong(EX4, "scaled-by-sqrt-ev", lambda: att_scale_ev, ("d_k", "Ev", "width", "value")),
-    wrong(EX4, "scaled-by-sqrt-tk", lambda: att_scale_tk, ("d_k", "width", "Tk")),
-    wrong(EX4, "returns-weights-output", lambda: att_swapped_return, ("order", "(output, weights)", "first")),
-    wrong(EX4, "returns-output-only", lambda: att_output_only, ("tuple", "pair", "both", "output, weights", "two")),
-    # Exercise 5
-    right(EX5, "own-attention", lambda: cross_mine),
-    right(EX5, "matmul-softmax", lambda: cross_matmul),
-    right(EX5, "transposed-projection", lambda: cross_transposed_weights),
-    right(EX5, "torch-sdpa-output", lambda: cross_torch_sdpa),
-    wrong(EX5, "values-not-projected", lambda: cross_unprojected_values, ("W_v", "value", "project")),
-    wrong(EX5, "roles-swapped", lambda: cross_roles_swapped, ("decoder", "encoder", "quer")),
-    wrong(EX5, "values-from-decoder", lambda: cross_values_from_decoder, ("encoder", "value")),
-    wrong(EX5, "self-attention", lambda: cross_self_attention, ("encoder", "key")),
-    wrong(EX5, "unscaled", lambda: cross_unscaled, ("scale", "sqrt", "√")),
-    wrong(EX5, "returns-weights-output", lambda: cross_swapped_return, ("order", "(output, weights)", "first")),
+    right(EX4, "own-attention", lambda: cross_mine),
+    right(EX4, "matmul-softmax", lambda: cross_matmul),
+    right(EX4, "transposed-projection", lambda: cross_transposed_weights),
+    right(EX4, "torch-sdpa-output", lambda: cross_torch_sdpa),
+    right(EX4, "inline-float64", lambda: cross_my_attention_inline),
+    wrong(EX4, "values-not-projected", lambda: cross_unprojected_values, ("W_v", "value", "project")),
+    wrong(EX4, "roles-swapped", lambda: cross_roles_swapped, ("decoder", "encoder", "quer")),
+    wrong(EX4, "values-from-decoder", lambda: cross_values_from_decoder, ("encoder", "value")),
+    wrong(EX4, "keys-from-decoder", lambda: cross_keys_from_decoder, ("encoder", "key")),
+    wrong(EX4, "self-attention", lambda: cross_self_attention, ("encoder", "key")),
+    wrong(EX4, "unscaled", lambda: cross_unscaled, ("scale", "sqrt", "√")),
+    wrong(EX4, "returns-weights-output", lambda: cross_swapped_return, ("order", "(output, weights)", "first")),
+    wrong(EX4, "returns-output-only", lambda: cross_output_only, ("pair", "one tensor", "output, weights")),
 ]

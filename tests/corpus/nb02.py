@@ -9,14 +9,14 @@ from torch import nn
 
 from . import right, wrong
 
-EXERCISES = {"check_key1_column": 1, "check_tau_limits": 2, "check_attention_weights": 3,
+EXERCISES = {"check_key1_column": 1, "check_key_major_weights": 2, "check_tau_limits": 3,
              "check_stable_softmax": 4, "check_temperature_softmax": 5}
 
 EX1 = "nb02.check_key1_column"  # key 1's column of softmax(scores_hand, dim=-2): (0.5, 0.5)
-EX2 = "nb02.check_tau_limits"  # largest weight of the row at tau = 0.01 (1.00) and tau = 100 (0.17)
-EX3 = "nb02.check_attention_weights"
+EX2 = "nb02.check_key_major_weights"  # scores (..., Tk, Tq) -> weights (..., Tq, Tk)
+EX3 = "nb02.check_tau_limits"  # largest weight of query 0's row [2, 0, 0] at tau = 0.01 (1.00) and 100 (0.34)
 EX4 = "nb02.check_stable_softmax"
-EX5 = "nb02.check_temperature_softmax"
+EX5 = "nb02.check_temperature_softmax"  # scores (B, H, Tq, Tk), tau (H,): one temperature per head
 
 
 def _scores_hand():
@@ -25,58 +25,54 @@ def _scores_hand():
     return queries_hand @ keys_hand.T
 
 
-ROW = torch.tensor([2.0, 1.0, 0.1, -0.5, 1.5, -1.0])  # section 7's row of six scores
+ROW = torch.tensor([2.0, 0.0, 0.0])  # query 0's scores in the hand-made lookup
 
 
-# Exercise 3: attention_weights(scores), any leading axes
-def aw_functional(scores):
-    return F.softmax(scores, dim=-1)
-
-
-def aw_method(scores):
-    return scores.softmax(scores.dim() - 1)
-
-
-def aw_module(scores):
-    return nn.Softmax(dim=-1)(scores)
-
-
-def aw_logsumexp(scores):
-    return torch.exp(scores - scores.logsumexp(dim=-1, keepdim=True))
-
-
-def aw_exp_sum(scores):
-    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
-    return e / e.sum(dim=-1, keepdim=True)
-
-
-def aw_float32(scores):  # at least float32: float16 scores give float32 weights
-    return torch.softmax(scores, dim=-1, dtype=torch.promote_types(scores.dtype, torch.float32))
-
-
-def aw_dim_minus2(scores):
-    return torch.softmax(scores, dim=-2)
-
-
-def aw_dim1(scores):  # right for (Tq, Tk), wrong once a batch axis comes in front
-    return torch.softmax(scores, dim=1)
-
-
-def aw_dim0(scores):
-    return torch.softmax(scores, dim=0)
-
-
-def aw_transposed(scores):
+# Exercise 2: key_major_weights(scores), scores (..., Tk, Tq) from key @ query.mT
+def km_transpose_first(scores):
     return torch.softmax(scores.transpose(-2, -1), dim=-1)
 
 
-def aw_no_exp(scores):
-    return scores / scores.sum(dim=-1, keepdim=True)
+def km_softmax_then_transpose(scores):  # normalise over the keys where they are, then move them last
+    return F.softmax(scores, dim=-2).transpose(-1, -2)
 
 
-def aw_all_entries(scores):  # one softmax over every score of a matrix
-    flat = scores.reshape(*scores.shape[:-2], -1)
-    return torch.softmax(flat, dim=-1).reshape(scores.shape)
+def km_mT_method(scores):
+    return scores.mT.softmax(-1)
+
+
+def km_swapaxes_module(scores):
+    return nn.Softmax(dim=-1)(torch.swapaxes(scores, -2, -1))
+
+
+def km_exp_sum(scores):
+    s = scores.mT
+    e = torch.exp(s - s.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def km_softmax_then_T(scores):  # softmax over the last axis, the queries here, then transposed
+    return torch.softmax(scores, dim=-1).mT
+
+
+def km_as_if_query_major(scores):  # the course's usual call, on scores that are key-major
+    return torch.softmax(scores, dim=-1)
+
+
+def km_no_transpose(scores):  # normalised over the keys, but left as (..., Tk, Tq)
+    return torch.softmax(scores, dim=-2)
+
+
+def km_dot_T(scores):  # right on a matrix; .T reverses every axis of a batch
+    return torch.softmax(scores.T, dim=-1)
+
+
+def km_transpose01(scores):
+    return torch.softmax(scores.transpose(0, 1), dim=-1)
+
+
+def km_dim1(scores):  # after the transpose, dim=1 is the queries once a batch axis is in front
+    return torch.softmax(scores.transpose(-2, -1), dim=1)
 
 
 # Exercise 4: my_softmax(x) over the last axis, finite for any finite x
@@ -151,65 +147,72 @@ def sm_no_keepdim(x):  # (..., Tk) - (...,) lines the row maxima up with the key
     return e / e.sum(dim=-1, keepdim=True)
 
 
-# Exercise 5: softmax_with_temperature(scores, tau)
-def tau_reference_like(scores, tau):
-    return torch.softmax(scores * (1 / tau), dim=-1)
+# Exercise 5: softmax_with_temperature(scores, tau), scores (B, H, Tq, Tk), tau (H,)
+def tau_view(scores, tau):
+    return torch.softmax(scores / tau.view(1, -1, 1, 1), dim=-1)
 
 
-def tau_method(scores, tau):
-    return scores.div(tau).softmax(dim=-1)
+def tau_none_index(scores, tau):
+    return F.softmax(scores / tau[:, None, None], dim=-1)
 
 
-def tau_exp(scores, tau):
-    z = scores / tau
+def tau_loop(scores, tau):
+    return torch.stack([torch.softmax(scores[:, h] / tau[h], dim=-1) for h in range(len(tau))], dim=1)
+
+
+def tau_einsum(scores, tau):
+    return torch.einsum("bhqk,h->bhqk", scores, 1 / tau).softmax(dim=-1)
+
+
+def tau_unsqueeze_exp(scores, tau):
+    z = scores / tau.unsqueeze(-1).unsqueeze(-1)
     e = torch.exp(z - z.amax(dim=-1, keepdim=True))
     return e / e.sum(dim=-1, keepdim=True)
 
 
-def tau_tensor(scores, tau):
-    return F.softmax(scores / torch.tensor(tau, dtype=scores.dtype), dim=-1)
-
-
-def tau_pow(scores, tau):  # p_j^(1/tau), renormalised: the same distribution
-    p = torch.softmax(scores, dim=-1) ** (1 / tau)
+def tau_pow_renormalised(scores, tau):  # p_j^(1/tau), renormalised: the same distribution
+    p = torch.softmax(scores, dim=-1) ** (1 / tau[:, None, None])
     return p / p.sum(dim=-1, keepdim=True)
 
 
+def tau_plain(scores, tau):  # (H,) lines up with the keys
+    return torch.softmax(scores / tau, dim=-1)
+
+
+def tau_queries(scores, tau):
+    return torch.softmax(scores / tau[:, None], dim=-1)
+
+
+def tau_batch(scores, tau):
+    return torch.softmax(scores / tau[:, None, None, None], dim=-1)
+
+
 def tau_times(scores, tau):
-    return torch.softmax(scores * tau, dim=-1)
+    return torch.softmax(scores * tau[:, None, None], dim=-1)
 
 
 def tau_after(scores, tau):
-    return torch.softmax(scores, dim=-1) / tau
+    return torch.softmax(scores, dim=-1) / tau[:, None, None]
 
 
-def tau_pow_not_renormalised(scores, tau):
-    return torch.softmax(scores, dim=-1) ** (1 / tau)
-
-
-def tau_flattened_rows(scores, tau):  # every leading axis flattened into one list of query rows, then back
-    rows = scores.flatten(end_dim=-2) / tau  # (..., Tq, Tk) -> (N, Tk)
-    return torch.softmax(rows, dim=-1).reshape(scores.shape)
-
-
-def tau_dim0(scores, tau):
-    return torch.softmax(scores / tau, dim=0)
-
-
-def tau_no_dim(scores, tau):  # section 5: PyTorch guesses the axis (and warns)
-    return F.softmax(scores / tau)
-
-
-def tau_wrong_axis(scores, tau):
-    return torch.softmax(scores / tau, dim=-2)
+def tau_subtract_per_head(scores, tau):  # a constant per row: it cancels
+    return torch.softmax(scores - tau[:, None, None], dim=-1)
 
 
 def tau_subtract(scores, tau):
     return torch.softmax(scores - tau, dim=-1)
 
 
-def tau_squared(scores, tau):
-    return torch.softmax(scores / tau**2, dim=-1)
+def tau_ignored(scores, tau):
+    return torch.softmax(scores, dim=-1)
+
+
+def tau_wrong_axis(scores, tau):
+    return torch.softmax(scores / tau[:, None, None], dim=-2)
+
+
+def tau_one_for_all(scores, tau):  # one mean temperature for every head
+    return torch.softmax(scores / tau.mean(), dim=-1)
 
 
 ANSWERS = [
@@ -227,34 +230,31 @@ ANSWERS = [
     wrong(EX1, "ones", lambda: (1.0, 1.0), ("sum", "column")),
     wrong(EX1, "strings", lambda: ("0.5", "0.5"), ("number", "string", "quote")),
     wrong(EX1, "one-number", lambda: 0.5),
-    # Exercise 2 (two values)
-    right(EX2, "reference-fractions", lambda: (1.0, 1 / 6), star=True),
-    right(EX2, "two-decimals", lambda: (1.00, 0.17), star=True),
-    right(EX2, "just-below-one", lambda: (0.99, 0.17), star=True,
-          note="the prompt says two decimals are enough (issue 21 names 0.99)"),
-    right(EX2, "numpy-scalars", lambda: (np.float64(1.0), np.float32(0.169)), star=True),
-    right(EX2, "computed-0d-tensors", lambda: (torch.softmax(ROW / 0.01, dim=-1).max(),
+    # Exercise 2
+    right(EX2, "transpose-first", lambda: km_transpose_first),
+    right(EX2, "softmax-then-transpose", lambda: km_softmax_then_transpose),
+    right(EX2, "mT-method", lambda: km_mT_method),
+    right(EX2, "swapaxes-module", lambda: km_swapaxes_module),
+    right(EX2, "exp-over-sum", lambda: km_exp_sum),
+    wrong(EX2, "softmax-last-then-T", lambda: km_softmax_then_T, ("quer", "keys")),
+    wrong(EX2, "as-if-query-major", lambda: km_as_if_query_major, ("quer", "key-major")),
+    wrong(EX2, "no-transpose", lambda: km_no_transpose, ("(..., Tq, Tk)", "row per query", "laid out")),
+    wrong(EX2, "dot-T", lambda: km_dot_T, (".T", "batch", "last two")),
+    wrong(EX2, "transpose-0-1", lambda: km_transpose01, ("transpose(0, 1)", "batch", "last two")),
+    wrong(EX2, "dim-1", lambda: km_dim1, ("quer", "axis")),
+    # Exercise 3 (two values)
+    right(EX3, "reference-fractions", lambda: (1.0, 1 / 3), star=True),
+    right(EX3, "two-decimals", lambda: (1.00, 0.34), star=True),
+    right(EX3, "just-below-one", lambda: (0.99, 0.33), star=True, note="the prompt says two decimals are enough"),
+    right(EX3, "numpy-scalars", lambda: (np.float64(1.0), np.float32(0.338)), star=True),
+    right(EX3, "computed-0d-tensors", lambda: (torch.softmax(ROW / 0.01, dim=-1).max(),
                                                torch.softmax(ROW / 100, dim=-1).max()), star=True),
-    right(EX2, "fraction-objects", lambda: (Fraction(1), Fraction(1, 6)), star=True),
-    right(EX2, "ints-and-float", lambda: (1, 0.1691), star=True),
-    wrong(EX2, "swapped", lambda: (1 / 6, 1.0), ("small", "one-hot", "uniform", "sharp", "flat"), star=True),
-    wrong(EX2, "table-ends", lambda: (0.87, 0.23), ("one-hot", "1", "uniform", "extreme"), star=True),
-    wrong(EX2, "large-tau-zero", lambda: (1.0, 0.0), ("uniform", "1/6", "six", "equal"), star=True),
-    wrong(EX2, "small-tau-uniform", lambda: (1 / 6, 1 / 6), ("one-hot", "sharp", "wins", "goes to 1"), star=True),
-    wrong(EX2, "strings", lambda: ("1.0", "0.17"), ("number", "string", "quote"), star=True),
-    # Exercise 3
-    right(EX3, "F-softmax", lambda: aw_functional),
-    right(EX3, "method-last-dim", lambda: aw_method),
-    right(EX3, "nn-Softmax", lambda: aw_module),
-    right(EX3, "logsumexp", lambda: aw_logsumexp),
-    right(EX3, "exp-over-sum", lambda: aw_exp_sum),
-    right(EX3, "softmax-dtype-float32", lambda: aw_float32),
-    wrong(EX3, "dim-minus-2", lambda: aw_dim_minus2, ("dim=-1", "axis", "keys", "quer")),
-    wrong(EX3, "dim-1", lambda: aw_dim1, ("dim=-1", "axis", "leading", "batch", "last")),
-    wrong(EX3, "dim-0", lambda: aw_dim0, ("dim=-1", "axis", "batch", "last")),
-    wrong(EX3, "transposed", lambda: aw_transposed, ("transpos", "shape", "(Tq, Tk)", "axis")),
-    wrong(EX3, "no-exp", lambda: aw_no_exp, ("exp", "softmax")),
-    wrong(EX3, "whole-matrix", lambda: aw_all_entries),
+    right(EX3, "fraction-objects", lambda: (Fraction(1), Fraction(1, 3)), star=True),
+    wrong(EX3, "swapped", lambda: (1 / 3, 1.0), ("swapped", "small", "one-hot", "equal"), star=True),
+    wrong(EX3, "table-ends", lambda: (0.97, 0.45), ("extremes", "gaps"), star=True),
+    wrong(EX3, "large-tau-zero", lambda: (1.0, 0.0), ("equal", "third", "uniform"), star=True),
+    wrong(EX3, "small-tau-uniform", lambda: (1 / 3, 1 / 3), ("gaps", "wins", "stretches"), star=True),
+    wrong(EX3, "strings", lambda: ("1.0", "0.34"), ("number", "string", "quote"), star=True),
     # Exercise 4
     right(EX4, "max-values", lambda: sm_max_values),
     right(EX4, "log-sum-exp", lambda: sm_logsumexp),
@@ -270,19 +270,20 @@ ANSWERS = [
     wrong(EX4, "sum-over-dim0", lambda: sm_sum_dim0, ("sum", "axis", "dim", "last")),
     wrong(EX4, "max-without-keepdim", lambda: sm_no_keepdim, ("keepdim", "broadcast", "shape")),
     # Exercise 5
-    right(EX5, "times-inverse", lambda: tau_reference_like),
-    right(EX5, "div-method", lambda: tau_method),
-    right(EX5, "exp-over-sum", lambda: tau_exp),
-    right(EX5, "tau-as-tensor", lambda: tau_tensor),
-    right(EX5, "power-renormalised", lambda: tau_pow),
-    right(EX5, "flattened-rows", lambda: tau_flattened_rows,
-          note="flatten(end_dim=-2) needs the promised (..., Tq, Tk); a 1-D probe rejected it (issue 25)"),
-    wrong(EX5, "dim-0", lambda: tau_dim0, ("quer", "axis", "dim=-1")),
-    wrong(EX5, "no-dim", lambda: tau_no_dim, ("batch", "axis", "dim=-1")),
-    wrong(EX5, "multiplied", lambda: tau_times, ("divide", "sharper", "flatter", "/")),
-    wrong(EX5, "after-softmax", lambda: tau_after, ("before", "sum", "divide the scores")),
-    wrong(EX5, "power-not-renormalised", lambda: tau_pow_not_renormalised, ("sum", "normal")),
-    wrong(EX5, "wrong-axis", lambda: tau_wrong_axis, ("axis", "dim", "keys")),
-    wrong(EX5, "subtracted", lambda: tau_subtract, ("divide", "/")),
-    wrong(EX5, "tau-squared", lambda: tau_squared),
+    right(EX5, "view", lambda: tau_view),
+    right(EX5, "none-index", lambda: tau_none_index),
+    right(EX5, "loop-over-heads", lambda: tau_loop),
+    right(EX5, "einsum", lambda: tau_einsum),
+    right(EX5, "unsqueeze-exp", lambda: tau_unsqueeze_exp),
+    right(EX5, "power-renormalised", lambda: tau_pow_renormalised),
+    wrong(EX5, "lined-up-with-keys", lambda: tau_plain, ("keys", "heads")),
+    wrong(EX5, "lined-up-with-queries", lambda: tau_queries, ("queries", "heads")),
+    wrong(EX5, "lined-up-with-batch", lambda: tau_batch, ("batch", "heads")),
+    wrong(EX5, "multiplied", lambda: tau_times, ("divide", "multipl")),
+    wrong(EX5, "after-softmax", lambda: tau_after, ("before", "sum")),
+    wrong(EX5, "subtracted-per-head", lambda: tau_subtract_per_head, ("constant", "subtracted", "divides")),
+    wrong(EX5, "subtracted", lambda: tau_subtract, ("subtract", "divides")),
+    wrong(EX5, "ignored", lambda: tau_ignored, ("not used", "without any temperature")),
+    wrong(EX5, "wrong-axis", lambda: tau_wrong_axis, ("axis", "keys")),
+    wrong(EX5, "one-for-all-heads", lambda: tau_one_for_all),
 ]

@@ -1,6 +1,6 @@
-"""Notebook 03 (why divide by sqrt(d_k)): learner answers to its five exercises.
+"""Notebook 03 (why divide by sqrt(d_k)): learner answers to its four exercises.
 
-Exercise 4 is the variance of the scaled scores at d_k = 64 when the queries' entries have variance 4
+Exercise 2 is the variance of the scaled scores at d_k = 64 when the queries' entries have variance 4
 and the keys' variance 1: 4 * 1 * 64 / 64 = 4 (the scale removes the growth, not the level).
 """
 
@@ -12,14 +12,13 @@ import torch
 
 from . import right, wrong
 
-EXERCISES = {"check_variance_prediction": 1, "check_iiith_scaled": 2, "check_top_weight_prediction": 3,
-             "check_scaled_variance": 4, "check_scaled_scores": 5}
+EXERCISES = {"check_variance_prediction": 1, "check_scaled_variance": 2, "check_top_weight_prediction": 3,
+             "check_scaled_scores": 4}
 
 EX1 = "nb03.check_variance_prediction"  # Var(q . k) at d_k = 8 with +-1 entries: 8
-EX2 = "nb03.check_iiith_scaled"  # 4.09 / 6 = 0.68
-EX3 = "nb03.check_top_weight_prediction"  # the notebook measures 0.958; within 0.06 counts
-EX4 = "nb03.check_scaled_variance"  # Var(q . k / sqrt(64)) with Var(q_i) = 4, Var(k_i) = 1: 4
-EX5 = "nb03.check_scaled_scores"
+EX2 = "nb03.check_scaled_variance"  # Var(q . k / sqrt(64)) with Var(q_i) = 4, Var(k_i) = 1: 4
+EX3 = "nb03.check_top_weight_prediction"  # the notebook measures 0.9606; within 0.05 counts
+EX4 = "nb03.check_scaled_scores"
 
 
 def _variance_by_enumeration():
@@ -28,7 +27,7 @@ def _variance_by_enumeration():
     return bits.sum(dim=1).var(unbiased=False)  # a 0-d tensor holding 8.
 
 
-# Exercise 5: scaled_scores(q, k)
+# Exercise 4: scaled_scores(q, k)
 def ss_einsum(q, k):
     return torch.einsum("...qd,...kd->...qk", q, k) / math.sqrt(q.shape[-1])
 
@@ -79,6 +78,26 @@ def ss_multiplied(q, k):
     return q @ k.transpose(-2, -1) * math.sqrt(q.shape[-1])
 
 
+def ss_broadcast(q, k):  # every query against every key by broadcasting, then the sum over the width
+    return (q.unsqueeze(-2) * k.unsqueeze(-3)).sum(dim=-1) / math.sqrt(k.size(-1))
+
+
+def ss_swapaxes(q, k):
+    return torch.matmul(q, k.swapaxes(-1, -2)) / q.shape[-1] ** 0.5
+
+
+def ss_dot_T(q, k):  # the 2-D habit: k.T
+    return q @ k.T / math.sqrt(q.shape[-1])
+
+
+def ss_dot_t(q, k):
+    return q @ k.t() / math.sqrt(q.shape[-1])
+
+
+def ss_fixed_width(q, k):  # the width of the notebook's running example, d_k = 1024, hard-coded
+    return q @ k.transpose(-2, -1) / math.sqrt(1024)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "int", lambda: 8),
@@ -92,18 +111,36 @@ ANSWERS = [
     wrong(EX1, "one", lambda: 1, ("d_k", "add", "sum", "8")),
     wrong(EX1, "patterns", lambda: 256),
     wrong(EX1, "string", lambda: "8", ("number", "string", "quote")),
+    right(EX1, "std-squared", lambda: torch.tensor(8.0).sqrt() ** 2),
+    wrong(EX1, "agreements-only", lambda: 8 * 0.5 * 0.5, ("agreement", "2A", "disagreement"),
+          note="the binomial variance of the number of agreements, not of agreements minus disagreements"),
+    wrong(EX1, "score-range", lambda: 16, ("higher", "variance 1"), note="from -8 to +8: the range, not the variance"),
     # Exercise 2
-    right(EX2, "expression", lambda: 4.09 / 6),
-    right(EX2, "two-decimals", lambda: 0.68),
-    right(EX2, "numpy-float32", lambda: np.float32(0.682)),
-    right(EX2, "0d-tensor", lambda: torch.tensor(4.09) / torch.tensor(6.0).sqrt() ** 2),
-    right(EX2, "fraction", lambda: Fraction(409, 600)),
-    right(EX2, "three-decimals", lambda: 0.682),
-    wrong(EX2, "divided-by-sqrt6", lambda: 4.09 / math.sqrt(6), ("square", "c**2", "c²", "6", "variance")),
-    wrong(EX2, "unchanged", lambda: 4.09, ("divide", "6")),
-    wrong(EX2, "divided-by-36", lambda: 4.09 / 36, ("6", "sqrt", "square")),
-    wrong(EX2, "multiplied", lambda: 4.09 * 6),
-    wrong(EX2, "string", lambda: "0.68", ("number", "string", "quote")),
+    right(EX2, "int", lambda: 4),
+    right(EX2, "one-decimal", lambda: 4.0),
+    right(EX2, "numpy-float32", lambda: np.float32(4.0)),
+    right(EX2, "0d-tensor-from-std", lambda: torch.tensor(2.0) ** 2 * 64 / torch.tensor(64.0).sqrt() ** 2,
+          note="the queries' standard deviation squared, times 64 products, divided by sqrt(64) squared"),
+    right(EX2, "fraction", lambda: Fraction(4 * 64, 64)),
+    right(EX2, "loop-over-products", lambda: sum(4.0 * 1.0 for _ in range(64)) / math.sqrt(64) ** 2),
+    right(EX2, "numpy-0d-array", lambda: np.array(4.0)),
+    right(EX2, "measured-rounds-to-4.0", lambda: 4.02,
+          note="the value the next cell measures; 1 decimal is enough, and 4.02 is 4.0 at 1 decimal"),
+    wrong(EX2, "scale-restores-one", lambda: 1, ("query", "queries", "4", "level"),
+          note="the classic belief that dividing by sqrt(d_k) always brings the variance back to 1"),
+    wrong(EX2, "unscaled", lambda: 4 * 64, ("sqrt", "scale", "divide", "64"),
+          note="Var(q . k) before the scale: 256"),
+    wrong(EX2, "divided-by-sqrt-not-squared", lambda: 4 * 64 / math.sqrt(64), ("square", "variance", "64", "c**2"),
+          note="divides the variance by sqrt(64) = 8 instead of 64: 32"),
+    wrong(EX2, "standard-deviation-of-q", lambda: 2.0, ("variance", "standard deviation", "square", "std"),
+          note="used the queries' standard deviation 2 where their variance 4 enters: 2 * 1 * 64 / 64"),
+    wrong(EX2, "variances-added", lambda: 4 + 1, note="Var(q_i) + Var(k_i) instead of their product"),
+    wrong(EX2, "squared-variance", lambda: 16.0, note="Var(2 q_i) taken as 4**2"),
+    wrong(EX2, "string", lambda: "4", ("number", "string", "quote")),
+    right(EX2, "numpy-from-std", lambda: np.float64(2.0) ** 2 * 1.0),
+    wrong(EX2, "std-times-width-over-8", lambda: 2 * 64 / 8, ("too high", "Var(q_i)"),
+          note="the queries' standard deviation times d_k divided by sqrt(d_k)"),
+    wrong(EX2, "sixteenth", lambda: 0.25, ("too low", "64")),
     # Exercise 3
     right(EX3, "reference", lambda: 0.95),
     right(EX3, "measured", lambda: 0.958),
@@ -116,39 +153,25 @@ ANSWERS = [
     wrong(EX3, "half", lambda: 0.5),
     wrong(EX3, "too-low", lambda: 0.85),
     wrong(EX3, "string", lambda: "0.95", ("number", "string", "quote")),
+    right(EX3, "almost-one", lambda: 0.99),
+    wrong(EX3, "ninety-percent", lambda: 0.9, ("lower", "gap", "32")),
+    wrong(EX3, "percent", lambda: 96, ("between 0 and 1",), note="a percentage where a weight is asked"),
     # Exercise 4
-    right(EX4, "int", lambda: 4),
-    right(EX4, "one-decimal", lambda: 4.0),
-    right(EX4, "numpy-float32", lambda: np.float32(4.0)),
-    right(EX4, "0d-tensor-from-std", lambda: torch.tensor(2.0) ** 2 * 64 / torch.tensor(64.0).sqrt() ** 2,
-          note="the queries' standard deviation squared, times 64 products, divided by sqrt(64) squared"),
-    right(EX4, "fraction", lambda: Fraction(4 * 64, 64)),
-    right(EX4, "loop-over-products", lambda: sum(4.0 * 1.0 for _ in range(64)) / math.sqrt(64) ** 2),
-    right(EX4, "numpy-0d-array", lambda: np.array(4.0)),
-    right(EX4, "measured-rounds-to-4.0", lambda: 4.02,
-          note="the value the next cell measures; 1 decimal is enough, and 4.02 is 4.0 at 1 decimal"),
-    wrong(EX4, "scale-restores-one", lambda: 1, ("query", "queries", "4", "level"),
-          note="the classic belief that dividing by sqrt(d_k) always brings the variance back to 1"),
-    wrong(EX4, "unscaled", lambda: 4 * 64, ("sqrt", "scale", "divide", "64"),
-          note="Var(q . k) before the scale: 256"),
-    wrong(EX4, "divided-by-sqrt-not-squared", lambda: 4 * 64 / math.sqrt(64), ("square", "variance", "64", "c**2"),
-          note="divides the variance by sqrt(64) = 8 instead of 64: 32"),
-    wrong(EX4, "standard-deviation-of-q", lambda: 2.0, ("variance", "standard deviation", "square", "std"),
-          note="used the queries' standard deviation 2 where their variance 4 enters: 2 * 1 * 64 / 64"),
-    wrong(EX4, "variances-added", lambda: 4 + 1, note="Var(q_i) + Var(k_i) instead of their product"),
-    wrong(EX4, "squared-variance", lambda: 16.0, note="Var(2 q_i) taken as 4**2"),
-    wrong(EX4, "string", lambda: "4", ("number", "string", "quote")),
-    # Exercise 5
-    right(EX5, "einsum", lambda: ss_einsum),
-    right(EX5, "matmul-mT", lambda: ss_mT),
-    right(EX5, "scale-queries", lambda: ss_scale_q),
-    right(EX5, "fourth-root-each", lambda: ss_quarter_each),
-    right(EX5, "tensor-sqrt", lambda: ss_tensor_sqrt),
-    wrong(EX5, "unscaled", lambda: ss_unscaled, ("sqrt", "scale", "divide", "√")),
-    wrong(EX5, "divided-by-dk", lambda: ss_no_sqrt, ("sqrt", "square root", "√")),
-    wrong(EX5, "shape-1", lambda: ss_shape1, ("d_k", "Dh", "last", "shape[-1]", "width", "head")),
-    wrong(EX5, "model-width", lambda: ss_model_width, ("Dh", "head", "E")),
-    wrong(EX5, "divided-by-sqrt-tk", lambda: ss_tk, ("d_k", "width", "Tk", "shape[-1]")),
-    wrong(EX5, "keys-times-queries", lambda: ss_k_q, ("transpos", "shape", "(Tq, Tk)", "order")),
-    wrong(EX5, "multiplied", lambda: ss_multiplied, ("divide", "sqrt", "√")),
+    right(EX4, "einsum", lambda: ss_einsum),
+    right(EX4, "matmul-mT", lambda: ss_mT),
+    right(EX4, "scale-queries", lambda: ss_scale_q),
+    right(EX4, "fourth-root-each", lambda: ss_quarter_each),
+    right(EX4, "tensor-sqrt", lambda: ss_tensor_sqrt),
+    wrong(EX4, "unscaled", lambda: ss_unscaled, ("sqrt", "scale", "divide", "√")),
+    wrong(EX4, "divided-by-dk", lambda: ss_no_sqrt, ("sqrt", "square root", "√")),
+    wrong(EX4, "shape-1", lambda: ss_shape1, ("d_k", "Dh", "last", "shape[-1]", "width", "head")),
+    wrong(EX4, "model-width", lambda: ss_model_width, ("Dh", "head", "E")),
+    wrong(EX4, "divided-by-sqrt-tk", lambda: ss_tk, ("d_k", "width", "Tk", "shape[-1]")),
+    wrong(EX4, "keys-times-queries", lambda: ss_k_q, ("transpos", "shape", "(Tq, Tk)", "order")),
+    wrong(EX4, "multiplied", lambda: ss_multiplied, ("divide", "sqrt", "√")),
+    right(EX4, "broadcast-sum", lambda: ss_broadcast),
+    right(EX4, "swapaxes", lambda: ss_swapaxes),
+    wrong(EX4, "k-dot-T", lambda: ss_dot_T, ("k.T", "transpose(-2, -1)", "batched")),
+    wrong(EX4, "k-dot-t", lambda: ss_dot_t, ("k.t()", "transpose(-2, -1)", "batched")),
+    wrong(EX4, "fixed-width", lambda: ss_fixed_width, ("q.shape[-1]", "notebook variable")),
 ]

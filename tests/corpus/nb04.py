@@ -5,97 +5,210 @@ import torch
 
 from . import right, wrong
 
-EXERCISES = {"check_combined_shape": 1, "check_example0_mask": 2, "check_decoder_mask": 3,
-             "check_safe_masked_softmax": 4, "check_cache_causal_mask": 5}
+EXERCISES = {"check_sequence1_mask": 1, "check_head_mask_shape": 2, "check_decoder_mask": 3,
+             "check_torch_masks": 4, "check_safe_masked_softmax": 5}
 
-EX1 = "nb04.check_combined_shape"  # expand_key_mask(pad) & causal_mask(3), pad (3, 3): (3, 1, 3, 3)
-EX2 = "nb04.check_example0_mask"  # [[1, 0, 0], [1, 1, 0], [1, 1, 0]]
+EX1 = "nb04.check_sequence1_mask"  # combined[1]: "dogs bark" and two pads, under the causal mask
+EX2 = "nb04.check_head_mask_shape"  # pad[:, None, None, :] & causal, B = 2, T = 4
 EX3 = "nb04.check_decoder_mask"
-EX4 = "nb04.check_safe_masked_softmax"
-EX5 = "nb04.check_cache_causal_mask"
+EX4 = "nb04.check_torch_masks"
+EX5 = "nb04.check_safe_masked_softmax"
 NEG_INF = float("-inf")
-EXAMPLE0 = [[1, 0, 0], [1, 1, 0], [1, 1, 0]]
+SEQ1 = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]]
 
 
-# Exercise 3: decoder_mask(valid_lens, T) -> bool (B, 1, T, T)
-def dm_arange(valid_lens, T):
+# Exercise 3: decoder_mask(attention_mask) -> bool (B, 1, T, T), from Hugging Face's 0/1 ints
+def dm_compare(attention_mask):
+    T = attention_mask.shape[-1]
+    real = attention_mask == 1
+    return real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def dm_bool_unsqueeze(attention_mask):
+    T = attention_mask.size(1)
+    keys = attention_mask.bool().unsqueeze(1).unsqueeze(2)  # (B, 1, 1, Tk)
+    return keys & torch.tril(torch.ones(T, T)).bool()
+
+
+def dm_arange(attention_mask):
+    T = attention_mask.shape[1]
     j = torch.arange(T)
-    real = j[None, None, None, :] < valid_lens[:, None, None, None]  # (B, 1, 1, Tk)
-    not_future = j[None, :] <= j[:, None]  # (Tq, Tk): key j <= query i
-    return real & not_future
+    return (attention_mask[:, None, None, :] > 0) & (j[None, :] <= j[:, None])
 
 
-def dm_loop(valid_lens, T):
-    mask = torch.zeros(len(valid_lens), 1, T, T, dtype=torch.bool)
-    for b, n in enumerate(valid_lens.tolist()):
+def dm_loop(attention_mask):
+    B, T = attention_mask.shape
+    mask = torch.zeros(B, 1, T, T, dtype=torch.bool)
+    for b in range(B):
         for i in range(T):
-            for j in range(min(i + 1, n)):
-                mask[b, 0, i, j] = True
+            for j in range(i + 1):
+                mask[b, 0, i, j] = bool(attention_mask[b, j] == 1)
     return mask
 
 
-def dm_unsqueeze(valid_lens, T):
-    real = torch.arange(T).unsqueeze(0) < valid_lens.unsqueeze(1)  # (B, Tk)
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    return real.unsqueeze(1).unsqueeze(2) & causal
+def dm_int_product(attention_mask):
+    T = attention_mask.shape[-1]
+    return (attention_mask[:, None, None, :] * torch.ones(T, T, dtype=torch.long).tril()).bool()
 
 
-def dm_int_product(valid_lens, T):
-    real = (torch.arange(T)[None, :] < valid_lens[:, None]).int()  # (B, Tk)
-    causal = torch.ones(T, T, dtype=torch.int64).tril()
-    return (real[:, None, None, :] * causal).bool()
+def dm_expand(attention_mask):
+    B, T = attention_mask.shape
+    keys = attention_mask.view(B, 1, 1, T).expand(B, 1, T, T) == 1
+    return keys & ~torch.ones(T, T, dtype=torch.bool).triu(1)
 
 
-def dm_expand(valid_lens, T):
-    B = valid_lens.shape[0]
-    keys = torch.arange(T).expand(B, 1, T, T)
-    queries = torch.arange(T).view(T, 1).expand(B, 1, T, T)
-    return (keys < valid_lens.view(B, 1, 1, 1)) & (keys <= queries)
+def dm_lengths(attention_mask):  # right padding only: the first n positions taken as real
+    T = attention_mask.shape[-1]
+    n = attention_mask.sum(dim=1)
+    real = torch.arange(T)[None, :] < n[:, None]
+    return real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_padding_only(valid_lens, T):
-    return (torch.arange(T) < valid_lens[:, None])[:, None, None, :].expand(-1, 1, T, T)
+def dm_queries(attention_mask):  # the padding on the queries' axis
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, :, None] & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_causal_only(valid_lens, T):
-    return torch.ones(T, T, dtype=torch.bool).tril().expand(len(valid_lens), 1, T, T)
+def dm_both_axes(attention_mask):  # padded rows hidden as well as padded columns
+    T = attention_mask.shape[-1]
+    real = attention_mask == 1
+    return real[:, None, :, None] & real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_flipped(valid_lens, T):  # True = blocked, torch's nn.MultiheadAttention convention
-    return ~dm_arange(valid_lens, T)
+def dm_blocked(attention_mask):  # True = blocked, nn.MultiheadAttention's polarity
+    return ~dm_compare(attention_mask)
 
 
-def dm_query_padding(valid_lens, T):  # the lengths applied to the queries' axis
-    real = torch.arange(T) < valid_lens[:, None]
-    return real[:, None, :, None] & torch.ones(T, T, dtype=torch.bool).tril()
+def dm_hf_flipped(attention_mask):  # 1 read as padding
+    T = attention_mask.shape[-1]
+    return (attention_mask == 0)[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_triu(valid_lens, T):
-    real = torch.arange(T) < valid_lens[:, None]
-    return real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).triu()
+def dm_or(attention_mask):
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :] | torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_no_head_axis(valid_lens, T):
-    real = torch.arange(T) < valid_lens[:, None]
-    return real[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()  # (B, T, T)
+def dm_no_head_axis(attention_mask):
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()  # (B, T, T)
 
 
-def dm_strict(valid_lens, T):  # a query may not see itself
-    real = torch.arange(T) < valid_lens[:, None]
-    return real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril(diagonal=-1)
+def dm_no_axes(attention_mask):  # (B, Tk) & (Tq, Tk): broadcasts only when B == T
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1) & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def dm_float(valid_lens, T):  # 1.0 / 0.0: a float mask is added to the scores, not a bool mask
-    real = (torch.arange(T) < valid_lens[:, None]).float()
-    return real[:, None, None, :] * torch.ones(T, T).tril()
+def dm_triu(attention_mask):
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).triu()
 
 
-def dm_hides_padded_queries(valid_lens, T):
-    real = torch.arange(T) < valid_lens[:, None]
-    return real[:, None, None, :] & real[:, None, :, None] & torch.ones(T, T, dtype=torch.bool).tril()
+def dm_strict(attention_mask):  # a query may not see itself
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril(-1)
 
 
-# Exercise 4: safe_masked_softmax(scores, mask)
+def dm_float(attention_mask):  # 1.0 / 0.0: a float mask is added to the scores
+    T = attention_mask.shape[-1]
+    return attention_mask[:, None, None, :].float() * torch.ones(T, T).tril()
+
+
+def dm_float_tril(attention_mask):  # torch.tril(torch.ones(T, T)) is float: & refuses it
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :] & torch.tril(torch.ones(T, T))
+
+
+def dm_causal_only(attention_mask):
+    T = attention_mask.shape[-1]
+    return torch.ones(T, T, dtype=torch.bool).tril()
+
+
+# Exercise 4: torch_masks(attention_mask) -> (key_padding_mask (B, T), attn_mask (T, T)), True = blocked
+def tm_compare(attention_mask):
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)
+
+
+def tm_logical_not(attention_mask):
+    T = attention_mask.shape[1]
+    return attention_mask.logical_not(), ~torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+
+def tm_arange(attention_mask):
+    j = torch.arange(attention_mask.shape[-1])
+    return ~attention_mask.bool(), j[None, :] > j[:, None]
+
+
+def tm_loop(attention_mask):
+    B, T = attention_mask.shape
+    kpm = torch.tensor([[attention_mask[b, t].item() != 1 for t in range(T)] for b in range(B)])
+    future = torch.tensor([[j > i for j in range(T)] for i in range(T)])
+    return kpm, future
+
+
+def tm_lt(attention_mask):
+    T = attention_mask.shape[-1]
+    return attention_mask < 1, torch.triu(torch.ones(T, T), 1) == 1
+
+
+def tm_float_tril(attention_mask):  # ~ on a float mask
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, ~torch.tril(torch.ones(T, T))
+
+
+def tm_attnlib_polarity(attention_mask):  # both masks True = may attend
+    T = attention_mask.shape[-1]
+    return attention_mask == 1, torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def tm_attn_not_inverted(attention_mask):
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def tm_padding_not_inverted(attention_mask):
+    T = attention_mask.shape[-1]
+    return attention_mask.bool(), torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def tm_diagonal_blocked(attention_mask):
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, torch.ones(T, T, dtype=torch.bool).triu()
+
+
+def tm_swapped(attention_mask):
+    T = attention_mask.shape[-1]
+    return torch.ones(T, T, dtype=torch.bool).triu(1), attention_mask == 0
+
+
+def tm_float_additive(attention_mask):  # accepted by the module, but not the boolean form asked for
+    T = attention_mask.shape[-1]
+    return attention_mask == 0, torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), NEG_INF)
+
+
+def tm_int_padding(attention_mask):  # 1 - mask: the right numbers, as integers
+    T = attention_mask.shape[-1]
+    return 1 - attention_mask, torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def tm_key_mask_axes(attention_mask):
+    T = attention_mask.shape[-1]
+    return (attention_mask == 0)[:, None, None, :], torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def tm_lengths(attention_mask):  # right padding only
+    T = attention_mask.shape[-1]
+    n = attention_mask.sum(-1)
+    return torch.arange(T)[None, :] >= n[:, None], torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def tm_one_mask(attention_mask):  # the combined mask, blocked polarity: the module takes two
+    T = attention_mask.shape[-1]
+    return (attention_mask == 0)[:, None, None, :] | torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+# Exercise 5: safe_masked_softmax(scores, mask)
 def sms_where_isnan(scores, mask):
     weights = torch.softmax(torch.where(mask, scores, NEG_INF), dim=-1)
     return torch.where(torch.isnan(weights), 0.0, weights).to(scores.dtype)
@@ -150,6 +263,11 @@ def sms_minus_1e9(scores, mask):  # uniform 1/Tk rows in float32, refused by mas
     return torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
 
 
+def sms_minus_1e9_guarded(scores, mask):  # right in float32, refused by masked_fill in float16
+    weights = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
+
+
 def sms_finfo_min(scores, mask):  # no NaN, but the empty rows come out uniform
     return torch.softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)
 
@@ -168,133 +286,96 @@ def sms_wrong_axis(scores, mask):
     return weights.nan_to_num(0.0)
 
 
-def sms_additive_1e9_half(scores, mask):  # P3's additive mask: -1e9 becomes -inf in float16
+def sms_additive_1e9_half(scores, mask):  # the additive mask: -1e9 becomes -inf in float16
     return torch.softmax(scores + (1 - mask.to(scores.dtype)) * -1e9, dim=-1)
-
-
-# Exercise 5: cache_causal_mask(q_len, kv_len) -> bool (Tq, Tk)
-def cc_arange(q_len, kv_len):
-    i = torch.arange(q_len)[:, None] + (kv_len - q_len)  # the new queries' positions
-    return torch.arange(kv_len)[None, :] <= i
-
-
-def cc_loop(q_len, kv_len):
-    return torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)], dtype=torch.bool)
-
-
-def cc_triu_blocked(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).triu(diagonal=kv_len - q_len + 1).logical_not()
-
-
-def cc_torch_tril(q_len, kv_len):
-    return torch.tril(torch.ones(q_len, kv_len, dtype=torch.bool), diagonal=kv_len - q_len)
-
-
-def cc_flip(q_len, kv_len):  # the top-left triangle of the (Tk, Tk) mask, last Tq rows
-    return torch.ones(kv_len, kv_len, dtype=torch.bool).tril()[kv_len - q_len:]
-
-
-def cc_top_left(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).tril()
-
-
-def cc_off_by_one(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).tril(diagonal=kv_len - q_len + 1)
-
-
-def cc_off_by_minus_one(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).tril(diagonal=kv_len - q_len - 1)
-
-
-def cc_flipped(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).triu(diagonal=kv_len - q_len + 1)
-
-
-def cc_float(q_len, kv_len):
-    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len)
-
-
-def cc_wrong_sign(q_len, kv_len):
-    return torch.ones(q_len, kv_len, dtype=torch.bool).tril(diagonal=q_len - kv_len)
-
-
-def cc_transposed(q_len, kv_len):
-    return torch.ones(kv_len, q_len, dtype=torch.bool).triu(diagonal=q_len - kv_len)
 
 
 ANSWERS = [
     # Exercise 1
-    right(EX1, "tuple", lambda: (3, 1, 3, 3)),
-    right(EX1, "list", lambda: [3, 1, 3, 3]),
-    right(EX1, "torch-size", lambda: torch.Size([3, 1, 3, 3])),
-    right(EX1, "numpy-array", lambda: np.array([3, 1, 3, 3])),
-    right(EX1, "numpy-ints", lambda: tuple(np.int64(n) for n in (3, 1, 3, 3))),
-    right(EX1, "computed", lambda: tuple((torch.ones(3, 1, 1, 3, dtype=torch.bool)
-                                          & torch.ones(3, 3, dtype=torch.bool).tril()).shape)),
-    wrong(EX1, "no-head-axis", lambda: (3, 3, 3), ("head", "1", "singleton")),
-    wrong(EX1, "key-mask-shape", lambda: (3, 1, 1, 3), ("Tq", "causal", "broadcast", "quer")),
-    wrong(EX1, "causal-shape", lambda: (3, 3), ("B", "batch", "broadcast")),
-    wrong(EX1, "batch-last", lambda: (1, 3, 3, 3)),
-    wrong(EX1, "string", lambda: "(3, 1, 3, 3)", ("tuple", "string", "quote")),
+    right(EX1, "list-of-lists", lambda: SEQ1),
+    right(EX1, "bool-tensor", lambda: torch.tensor(SEQ1, dtype=torch.bool)),
+    right(EX1, "int-tensor", lambda: torch.tensor(SEQ1)),
+    right(EX1, "numpy-array", lambda: np.array(SEQ1)),
+    right(EX1, "tuple-of-tuples", lambda: tuple(tuple(row) for row in SEQ1)),
+    right(EX1, "bools", lambda: [[bool(x) for x in row] for row in SEQ1]),
+    right(EX1, "computed", lambda: torch.ones(4, 4, dtype=torch.bool).tril() & (torch.arange(4) < 2)),
+    wrong(EX1, "polarity-flipped", lambda: [[1 - x for x in row] for row in SEQ1], ("True", "1 =", "may attend")),
+    wrong(EX1, "padded-queries-hidden", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+          ("quer", "row", "key")),
+    wrong(EX1, "causal-only", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], ("pad", "t2")),
+    wrong(EX1, "padding-only", lambda: [[1, 1, 0, 0]] * 4, ("causal", "future")),
+    wrong(EX1, "or", lambda: [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], ("|", "&", "both")),
+    wrong(EX1, "upper-triangle", lambda: [[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+          ("past",)),
+    wrong(EX1, "no-diagonal", lambda: [[0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]], ("itself",)),
+    wrong(EX1, "all-real", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]),
     # Exercise 2
-    right(EX2, "list-of-lists", lambda: EXAMPLE0),
-    right(EX2, "bool-tensor", lambda: torch.tensor(EXAMPLE0, dtype=torch.bool)),
-    right(EX2, "int-tensor", lambda: torch.tensor(EXAMPLE0)),
-    right(EX2, "numpy-array", lambda: np.array(EXAMPLE0)),
-    right(EX2, "tuple-of-tuples", lambda: tuple(tuple(row) for row in EXAMPLE0)),
-    right(EX2, "bools", lambda: [[bool(x) for x in row] for row in EXAMPLE0]),
-    right(EX2, "computed", lambda: (torch.ones(3, 3, dtype=torch.bool).tril()
-                                    & (torch.arange(3) < 2))),
-    wrong(EX2, "polarity-flipped", lambda: [[0, 1, 1], [0, 0, 1], [0, 0, 1]], ("True", "1 =", "may attend", "flip")),
-    wrong(EX2, "padded-query-hidden", lambda: [[1, 0, 0], [1, 1, 0], [0, 0, 0]], ("query", "row", "key")),
-    wrong(EX2, "causal-only", lambda: [[1, 0, 0], [1, 1, 0], [1, 1, 1]], ("pad", "t2", "column")),
-    wrong(EX2, "padding-only", lambda: [[1, 1, 0], [1, 1, 0], [1, 1, 0]], ("causal", "future", "triangle")),
-    wrong(EX2, "upper-triangle", lambda: [[1, 1, 0], [0, 1, 0], [0, 0, 0]], ("future", "lower", "triangle", "tril")),
-    wrong(EX2, "transposed", lambda: [[1, 1, 1], [0, 1, 1], [0, 0, 0]]),
+    right(EX2, "tuple", lambda: (2, 1, 4, 4)),
+    right(EX2, "list", lambda: [2, 1, 4, 4]),
+    right(EX2, "torch-size", lambda: torch.Size([2, 1, 4, 4])),
+    right(EX2, "numpy-array", lambda: np.array([2, 1, 4, 4])),
+    right(EX2, "computed", lambda: tuple((torch.ones(2, 1, 1, 4, dtype=torch.bool)
+                                          & torch.ones(4, 4, dtype=torch.bool).tril()).shape)),
+    wrong(EX2, "three-axes", lambda: (2, 4, 4), ("head", "axis", "axes")),
+    wrong(EX2, "key-mask-shape", lambda: (2, 1, 1, 4), ("Tq", "causal", "broadcast", "quer")),
+    wrong(EX2, "head-axis-4", lambda: (2, 4, 4, 4), ("larger", "counts as 1")),
+    wrong(EX2, "causal-shape", lambda: (4, 4), ("axes", "broadcast")),
+    wrong(EX2, "batch-second", lambda: (1, 2, 4, 4), ("from the right",)),
+    wrong(EX2, "string", lambda: "(2, 1, 4, 4)", ("tuple", "string", "quote")),
     # Exercise 3
+    right(EX3, "compare-with-1", lambda: dm_compare),
+    right(EX3, "bool-unsqueeze", lambda: dm_bool_unsqueeze),
     right(EX3, "arange-comparisons", lambda: dm_arange),
     right(EX3, "python-loop", lambda: dm_loop),
-    right(EX3, "unsqueeze", lambda: dm_unsqueeze),
     right(EX3, "int-product-to-bool", lambda: dm_int_product),
-    right(EX3, "expand", lambda: dm_expand),
-    wrong(EX3, "padding-only", lambda: dm_padding_only, ("future", "causal")),
-    wrong(EX3, "causal-only", lambda: dm_causal_only, ("pad", "valid_lens", "length")),
-    wrong(EX3, "polarity-flipped", lambda: dm_flipped, ("True", "may attend", "flip", "invert", "~")),
-    wrong(EX3, "lengths-on-queries", lambda: dm_query_padding, ("key", "query", "axis")),
-    wrong(EX3, "triu", lambda: dm_triu, ("future", "tril", "lower", "triangle")),
-    wrong(EX3, "no-head-axis", lambda: dm_no_head_axis, ("shape", "head", "(B, 1, T, T)")),
-    wrong(EX3, "strict-diagonal", lambda: dm_strict),
+    right(EX3, "expand-not-triu", lambda: dm_expand),
+    wrong(EX3, "lengths", lambda: dm_lengths, ("left", "first n", "length")),
+    wrong(EX3, "padding-on-queries", lambda: dm_queries, ("queries", "rows", "keys")),
+    wrong(EX3, "padding-on-both-axes", lambda: dm_both_axes, ("rows", "queries", "keys")),
+    wrong(EX3, "polarity-blocked", lambda: dm_blocked, ("True", "may attend", "blocked")),
+    wrong(EX3, "hf-polarity", lambda: dm_hf_flipped, ("1", "real token")),
+    wrong(EX3, "or", lambda: dm_or, ("|", "&", "both")),
+    wrong(EX3, "no-head-axis", lambda: dm_no_head_axis, ("head", "(B, 1, Tq, Tk)")),
+    wrong(EX3, "no-axes", lambda: dm_no_axes, ("axes", "(B, 1, 1, Tk)", "broadcast")),
+    wrong(EX3, "triu", lambda: dm_triu, ("wrong way", "below", "diagonal")),
+    wrong(EX3, "strict-diagonal", lambda: dm_strict, ("itself", "diagonal")),
     wrong(EX3, "float-mask", lambda: dm_float, ("bool", "dtype")),
-    wrong(EX3, "hides-padded-queries", lambda: dm_hides_padded_queries, ("query", "queries", "key")),
+    wrong(EX3, "causal-only", lambda: dm_causal_only, ("key mask", "real tokens", "pad")),
+    wrong(EX3, "float-tril", lambda: dm_float_tril, ("bool", "float")),
     # Exercise 4
-    right(EX4, "where-isnan", lambda: sms_where_isnan),
-    right(EX4, "masked-fill-nan-to-num", lambda: sms_masked_fill_nan_to_num),
-    right(EX4, "finfo-min-times-mask", lambda: sms_finfo_min_times_mask),
-    right(EX4, "manual-exp", lambda: sms_manual),
-    right(EX4, "float32-result", lambda: sms_float32_result,
-          note="float32 weights for float16 scores: compared at float16 tolerance (issue 21)"),
-    right(EX4, "softmax-dtype-float32", lambda: sms_softmax_dtype),
-    right(EX4, "logsumexp", lambda: sms_logsumexp),
-    wrong(EX4, "plain-softmax", lambda: sms_plain, ("NaN", "empty", "no key")),
-    wrong(EX4, "additive-inf-nan-to-num", lambda: sms_additive_nan_to_num, ("additive",)),
-    wrong(EX4, "additive-inf-where-guard", lambda: sms_additive_where, ("additive",)),
-    wrong(EX4, "fill-minus-1e9", lambda: sms_minus_1e9, ("1/Tk", "uniform", "float16", "-1e9", "zero")),
-    wrong(EX4, "fill-finfo-min", lambda: sms_finfo_min, ("1/Tk", "uniform", "zero", "empty")),
-    wrong(EX4, "polarity-flipped", lambda: sms_flipped, ("True", "may attend", "~mask", "flip", "invert")),
-    wrong(EX4, "not-renormalised", lambda: sms_not_renormalised, ("renormal", "normalis", "normaliz", "divide")),
-    wrong(EX4, "wrong-axis", lambda: sms_wrong_axis, ("dim", "axis", "keys")),
-    wrong(EX4, "additive-1e9", lambda: sms_additive_1e9_half, ("float16", "-1e9", "inf", "1/Tk", "uniform")),
+    right(EX4, "compare-and-triu", lambda: tm_compare),
+    right(EX4, "logical-not", lambda: tm_logical_not),
+    right(EX4, "arange", lambda: tm_arange),
+    right(EX4, "python-loops", lambda: tm_loop),
+    right(EX4, "less-than-one", lambda: tm_lt),
+    wrong(EX4, "attnlib-polarity", lambda: tm_attnlib_polarity, ("polarity", "blocked")),
+    wrong(EX4, "attn-mask-not-inverted", lambda: tm_attn_not_inverted, ("attn_mask", "future", "diagonal")),
+    wrong(EX4, "padding-not-inverted", lambda: tm_padding_not_inverted, ("key_padding_mask", "real tokens")),
+    wrong(EX4, "diagonal-blocked", lambda: tm_diagonal_blocked, ("diagonal", "itself")),
+    wrong(EX4, "swapped", lambda: tm_swapped),
+    wrong(EX4, "float-additive", lambda: tm_float_additive, ("float", "bool")),
+    wrong(EX4, "int-padding", lambda: tm_int_padding, ("dtype", "bool")),
+    wrong(EX4, "key-mask-axes", lambda: tm_key_mask_axes, ("(B, Tk)",)),
+    wrong(EX4, "lengths", lambda: tm_lengths, ("left", "number of 1s")),
+    wrong(EX4, "one-mask", lambda: tm_one_mask, ("two masks", "pair")),
+    wrong(EX4, "float-tril", lambda: tm_float_tril, ("bool", "float")),
     # Exercise 5
-    right(EX5, "arange", lambda: cc_arange),
-    right(EX5, "python-loop", lambda: cc_loop),
-    right(EX5, "not-triu", lambda: cc_triu_blocked),
-    right(EX5, "torch-tril", lambda: cc_torch_tril),
-    right(EX5, "last-rows-of-square", lambda: cc_flip),
-    wrong(EX5, "top-left", lambda: cc_top_left, ("bottom", "right", "cache", "diagonal", "Tk - Tq")),
-    wrong(EX5, "off-by-one-up", lambda: cc_off_by_one, ("diagonal", "future", "one", "Tk - Tq")),
-    wrong(EX5, "off-by-one-down", lambda: cc_off_by_minus_one, ("diagonal", "itself", "own", "one", "Tk - Tq")),
-    wrong(EX5, "polarity-flipped", lambda: cc_flipped, ("True", "may attend", "flip", "invert")),
-    wrong(EX5, "float", lambda: cc_float, ("bool", "dtype")),
-    wrong(EX5, "wrong-sign", lambda: cc_wrong_sign),
-    wrong(EX5, "transposed", lambda: cc_transposed, ("shape", "(Tq, Tk)", "transpos")),
+    right(EX5, "where-isnan", lambda: sms_where_isnan),
+    right(EX5, "masked-fill-nan-to-num", lambda: sms_masked_fill_nan_to_num),
+    right(EX5, "finfo-min-times-mask", lambda: sms_finfo_min_times_mask),
+    right(EX5, "manual-exp", lambda: sms_manual),
+    right(EX5, "float32-result", lambda: sms_float32_result,
+          note="float32 weights for float16 scores: compared at float16 tolerance"),
+    right(EX5, "softmax-dtype-float32", lambda: sms_softmax_dtype),
+    right(EX5, "logsumexp", lambda: sms_logsumexp),
+    wrong(EX5, "plain-softmax", lambda: sms_plain, ("NaN", "no key")),
+    wrong(EX5, "additive-inf-nan-to-num", lambda: sms_additive_nan_to_num, ("additive",)),
+    wrong(EX5, "additive-inf-where-guard", lambda: sms_additive_where, ("additive",)),
+    wrong(EX5, "fill-minus-1e9", lambda: sms_minus_1e9, ("1/Tk", "uniform", "-1e9")),
+    wrong(EX5, "fill-minus-1e9-guarded", lambda: sms_minus_1e9_guarded, ("float16", "-1e9")),
+    wrong(EX5, "fill-finfo-min", lambda: sms_finfo_min, ("1/Tk", "uniform", "finfo")),
+    wrong(EX5, "polarity-flipped", lambda: sms_flipped, ("True", "may attend", "~mask")),
+    wrong(EX5, "not-renormalised", lambda: sms_not_renormalised, ("renormal", "after the softmax")),
+    wrong(EX5, "wrong-axis", lambda: sms_wrong_axis, ("dim", "axis", "keys")),
+    wrong(EX5, "additive-1e9", lambda: sms_additive_1e9_half, ("float16", "-1e9", "inf", "1/Tk", "uniform")),
 ]

@@ -12,13 +12,13 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_split_shape": 1, "check_head_scale": 2, "check_parameter_count": 3,
+EXERCISES = {"check_parameter_count": 1, "check_split_shape": 2, "check_head_scale": 3,
              "check_merge_heads": 4, "check_multi_head_attention": 5}
 
-EX1 = "nb05.check_split_shape"  # split_heads of (B, T, E) = (2, 7, 12), 3 heads: (2, 3, 7, 4)
-EX2 = "nb05.check_head_scale"  # E = 512, H = 8: sqrt(64) = 8
-EX3 = "nb05.check_parameter_count"  # E = 8, H = 4, biases: 4 * 64 + 4 * 8 = 288
-EX4 = "nb05.check_merge_heads"
+EX1 = "nb05.check_parameter_count"  # E = 8, H = 4, biases: 4 * 64 + 4 * 8 = 288
+EX2 = "nb05.check_split_shape"  # split_heads of (B, T, E) = (2, 7, 12), 3 heads: (2, 3, 7, 4)
+EX3 = "nb05.check_head_scale"  # E = 512, H = 8: sqrt(64) = 8
+EX4 = "nb05.check_merge_heads"  # (B*H, T, Dh) -> (B, T, E)
 EX5 = "nb05.check_multi_head_attention"
 
 
@@ -26,57 +26,73 @@ def _torch_count():
     return sum(p.numel() for p in nn.MultiheadAttention(8, 4).parameters())
 
 
-# Exercise 4: my_merge_heads(x), (B, H, T, Dh) -> (B, T, E), ending with .view
-def mh_permute(x):
-    b, h, t, dh = x.shape
-    return x.permute(0, 2, 1, 3).contiguous().view(b, t, h * dh)
+# Exercise 4: my_merge_heads(x, num_heads), (B*H, T, Dh) with row b*H + h = head h of sequence b -> (B, T, E)
+def mh_reshape_transpose(x, num_heads):
+    bh, t, dh = x.shape
+    b = bh // num_heads
+    return x.reshape(b, num_heads, t, dh).transpose(1, 2).reshape(b, t, num_heads * dh)
 
 
-def mh_minus_one(x):
-    return x.transpose(1, 2).contiguous().view(x.shape[0], x.shape[2], -1)
+def mh_view_contiguous(x, num_heads):  # the blog's way: view, transpose, contiguous, view
+    bh, t, dh = x.size()
+    return x.view(-1, num_heads, t, dh).transpose(1, 2).contiguous().view(bh // num_heads, t, -1)
 
 
-def mh_swapaxes(x):
-    b, h, t, dh = x.size()
-    return x.swapaxes(1, 2).contiguous().view(b, t, h * dh)
+def mh_unflatten_permute(x, num_heads):
+    return x.unflatten(0, (-1, num_heads)).permute(0, 2, 1, 3).flatten(2)
 
 
-def mh_clone(x):
-    b, h, t, dh = x.shape
-    return x.transpose(-3, -2).clone(memory_format=torch.contiguous_format).view(b, t, -1)
+def mh_cat_strided(x, num_heads):  # head h of every sequence: rows h, h + H, h + 2H, ...
+    return torch.cat([x[h::num_heads] for h in range(num_heads)], dim=-1)
 
 
-def mh_cat_heads(x):  # the heads side by side, one by one
-    return torch.cat([x[:, i] for i in range(x.shape[1])], dim=-1)
+def mh_loop(x, num_heads):  # one sequence at a time, its heads side by side
+    rows = [torch.cat(list(x[b * num_heads:(b + 1) * num_heads]), dim=-1) for b in range(x.shape[0] // num_heads)]
+    return torch.stack(rows)
 
 
-def mh_reshape(x):  # .reshape instead of .view: the same values (it copies because it must)
+def mh_attnlib_merge(x, num_heads):  # via attnlib's merge after unflattening B*H
+    return attnlib.merge_heads(x.reshape(x.shape[0] // num_heads, num_heads, *x.shape[1:]))
+
+
+def mh_head_major(x, num_heads):  # reads the B*H axis as (H, B)
+    bh, t, dh = x.shape
+    return x.reshape(num_heads, bh // num_heads, t, dh).permute(1, 2, 0, 3).reshape(bh // num_heads, t, -1)
+
+
+def mh_no_transpose(x, num_heads):  # (B*H, T, Dh) read straight as (B, T, E)
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, t, num_heads * dh)
+
+
+def mh_view_no_contiguous(x, num_heads):  # raises: view on a transposed tensor
+    bh, t, dh = x.shape
+    return x.view(bh // num_heads, num_heads, t, dh).transpose(1, 2).view(bh // num_heads, t, num_heads * dh)
+
+
+def mh_batch_not_divided(x, num_heads):  # takes x.shape[0] for B
+    bh, t, dh = x.shape
+    return x.reshape(bh, num_heads, t, dh).transpose(1, 2).reshape(bh, t, num_heads * dh)
+
+
+def mh_two_heads(x, num_heads):  # written for the notebook's running example, H = 2
+    bh, t, dh = x.shape
+    return x.reshape(bh // 2, 2, t, dh).transpose(1, 2).reshape(bh // 2, t, 2 * dh)
+
+
+def mh_dh_major(x, num_heads):  # features ordered (Dh, H) instead of (H, Dh)
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, num_heads, t, dh).permute(0, 2, 3, 1).reshape(bh // num_heads, t, -1)
+
+
+def mh_one_argument(x):  # the section-4 merge, which takes (B, H, T, Dh)
     b, h, t, dh = x.shape
     return x.transpose(1, 2).reshape(b, t, h * dh)
 
 
-def mh_view_only(x):  # the classic bug: the heads' data is read in the wrong order
-    b, h, t, dh = x.shape
-    return x.contiguous().view(b, t, h * dh)
-
-
-def mh_transpose_no_contiguous(x):  # raises: view on a non-contiguous tensor
-    b, h, t, dh = x.shape
-    return x.transpose(1, 2).view(b, t, h * dh)
-
-
-def mh_wrong_transpose(x):
-    b, h, t, dh = x.shape
-    return x.transpose(2, 3).contiguous().view(b, t, h * dh)
-
-
-def mh_sum_heads(x):
-    return x.sum(dim=1)
-
-
-def mh_dh_major(x):  # features ordered (Dh, H) instead of (H, Dh)
-    b, h, t, dh = x.shape
-    return x.permute(0, 2, 3, 1).contiguous().view(b, t, h * dh)
+def mh_sum_heads(x, num_heads):
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, num_heads, t, dh).sum(dim=1)
 
 
 # Exercise 5: my_multi_head_attention(q, k, v, num_heads) -> (B, Tq, E)
@@ -178,53 +194,56 @@ def mha_one_head(q, k, v, num_heads):  # ignores num_heads: single-head attentio
 
 ANSWERS = [
     # Exercise 1
-    right(EX1, "tuple", lambda: (2, 3, 7, 4)),
-    right(EX1, "list", lambda: [2, 3, 7, 4]),
-    right(EX1, "torch-size", lambda: attnlib.split_heads(torch.zeros(2, 7, 12), num_heads=3).shape),
-    right(EX1, "numpy-array", lambda: np.array([2, 3, 7, 4])),
-    right(EX1, "numpy-ints", lambda: tuple(np.int64(n) for n in (2, 3, 7, 4))),
-    right(EX1, "int-division", lambda: (2, 3, 7, 12 // 3)),
-    wrong(EX1, "no-transpose", lambda: (2, 7, 3, 4), ("transpose", "H", "head", "order", "(B, H, T, Dh)")),
-    wrong(EX1, "dh-equals-e", lambda: (2, 3, 7, 12), ("Dh", "E / H", "12 / 3", "width")),
-    wrong(EX1, "batch-times-heads", lambda: (6, 7, 4), ("axes", "four", "4", "(B, H, T, Dh)", "B")),
-    wrong(EX1, "t-and-dh-swapped", lambda: (2, 3, 4, 7), ("T", "Dh", "order")),
-    wrong(EX1, "string", lambda: "(2, 3, 7, 4)", ("tuple", "string", "quote")),
+    right(EX1, "int", lambda: 288),
+    right(EX1, "expression", lambda: 4 * 8**2 + 4 * 8),
+    right(EX1, "counted-in-torch", _torch_count),
+    right(EX1, "numpy-int", lambda: np.int64(288)),
+    right(EX1, "0d-tensor", lambda: torch.tensor(288)),
+    right(EX1, "float", lambda: 288.0),
+    wrong(EX1, "no-biases", lambda: 4 * 8**2, ("bias",)),
+    wrong(EX1, "no-output-projection", lambda: 3 * 8**2 + 3 * 8, ("W^O", "output", "four", "4")),
+    wrong(EX1, "times-heads", lambda: 4 * (4 * 8**2 + 4 * 8), ("head", "H", "whatever", "independent")),
+    wrong(EX1, "one-bias", lambda: 4 * 8**2 + 8),
+    wrong(EX1, "string", lambda: "288", ("number", "string", "quote")),
     # Exercise 2
-    right(EX2, "float", lambda: 8.0),
-    right(EX2, "expression", lambda: math.sqrt(512 / 8)),
-    right(EX2, "int", lambda: 8),
-    right(EX2, "numpy-float", lambda: np.float64(8.0)),
-    right(EX2, "0d-tensor", lambda: torch.tensor(64.0).sqrt()),
-    right(EX2, "fraction", lambda: Fraction(8)),
-    wrong(EX2, "sqrt-of-E", lambda: math.sqrt(512), ("Dh", "E / H", "head", "64", "22.6")),
-    wrong(EX2, "Dh-without-sqrt", lambda: 64, ("sqrt", "square root", "√")),
-    wrong(EX2, "factor-not-divisor", lambda: 1 / 8, ("divide", "1/8", "factor", "multipl")),
-    wrong(EX2, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "E / H", "head width", "64")),
-    wrong(EX2, "string", lambda: "8", ("number", "string", "quote")),
+    right(EX2, "tuple", lambda: (2, 3, 7, 4)),
+    right(EX2, "list", lambda: [2, 3, 7, 4]),
+    right(EX2, "torch-size", lambda: attnlib.split_heads(torch.zeros(2, 7, 12), num_heads=3).shape),
+    right(EX2, "numpy-array", lambda: np.array([2, 3, 7, 4])),
+    right(EX2, "numpy-ints", lambda: tuple(np.int64(n) for n in (2, 3, 7, 4))),
+    right(EX2, "int-division", lambda: (2, 3, 7, 12 // 3)),
+    wrong(EX2, "no-transpose", lambda: (2, 7, 3, 4), ("transpose", "H", "head", "order", "(B, H, T, Dh)")),
+    wrong(EX2, "dh-equals-e", lambda: (2, 3, 7, 12), ("Dh", "E / H", "12 / 3", "width")),
+    wrong(EX2, "batch-times-heads", lambda: (6, 7, 4), ("axes", "four", "4", "(B, H, T, Dh)", "B")),
+    wrong(EX2, "t-and-dh-swapped", lambda: (2, 3, 4, 7), ("T", "Dh", "order")),
+    wrong(EX2, "string", lambda: "(2, 3, 7, 4)", ("tuple", "string", "quote")),
     # Exercise 3
-    right(EX3, "int", lambda: 288),
-    right(EX3, "expression", lambda: 4 * 8**2 + 4 * 8),
-    right(EX3, "counted-in-torch", _torch_count),
-    right(EX3, "numpy-int", lambda: np.int64(288)),
-    right(EX3, "0d-tensor", lambda: torch.tensor(288)),
-    right(EX3, "float", lambda: 288.0),
-    wrong(EX3, "no-biases", lambda: 4 * 8**2, ("bias",)),
-    wrong(EX3, "no-output-projection", lambda: 3 * 8**2 + 3 * 8, ("W^O", "output", "four", "4")),
-    wrong(EX3, "times-heads", lambda: 4 * (4 * 8**2 + 4 * 8), ("head", "H", "whatever", "independent")),
-    wrong(EX3, "one-bias", lambda: 4 * 8**2 + 8),
-    wrong(EX3, "string", lambda: "288", ("number", "string", "quote")),
+    right(EX3, "float", lambda: 8.0),
+    right(EX3, "expression", lambda: math.sqrt(512 / 8)),
+    right(EX3, "int", lambda: 8),
+    right(EX3, "numpy-float", lambda: np.float64(8.0)),
+    right(EX3, "0d-tensor", lambda: torch.tensor(64.0).sqrt()),
+    right(EX3, "fraction", lambda: Fraction(8)),
+    wrong(EX3, "sqrt-of-E", lambda: math.sqrt(512), ("Dh", "E / H", "head", "64", "22.6")),
+    wrong(EX3, "Dh-without-sqrt", lambda: 64, ("sqrt", "square root", "√")),
+    wrong(EX3, "factor-not-divisor", lambda: 1 / 8, ("divide", "1/8", "factor", "multipl")),
+    wrong(EX3, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "E / H", "head width", "64")),
+    wrong(EX3, "string", lambda: "8", ("number", "string", "quote")),
     # Exercise 4
-    right(EX4, "permute", lambda: mh_permute),
-    right(EX4, "view-minus-one", lambda: mh_minus_one),
-    right(EX4, "swapaxes", lambda: mh_swapaxes),
-    right(EX4, "clone-contiguous", lambda: mh_clone),
-    right(EX4, "cat-heads", lambda: mh_cat_heads),
-    right(EX4, "reshape", lambda: mh_reshape),
-    wrong(EX4, "view-without-transpose", lambda: mh_view_only, ("transpose",)),
-    wrong(EX4, "no-contiguous", lambda: mh_transpose_no_contiguous, ("contiguous",)),
-    wrong(EX4, "transpose-2-3", lambda: mh_wrong_transpose, ("transpose", "axes", "1, 2", "H and T")),
-    wrong(EX4, "sum-heads", lambda: mh_sum_heads, ("shape", "E", "concat", "side by side")),
-    wrong(EX4, "dh-major", lambda: mh_dh_major, ("order", "head", "side by side", "permute")),
+    right(EX4, "reshape-transpose", lambda: mh_reshape_transpose),
+    right(EX4, "view-contiguous", lambda: mh_view_contiguous),
+    right(EX4, "unflatten-permute", lambda: mh_unflatten_permute),
+    right(EX4, "cat-strided-rows", lambda: mh_cat_strided),
+    right(EX4, "loop-over-sequences", lambda: mh_loop),
+    right(EX4, "attnlib-merge-after-unflatten", lambda: mh_attnlib_merge),
+    wrong(EX4, "head-major", lambda: mh_head_major, ("sequence", "batch first", "(B, H)")),
+    wrong(EX4, "no-transpose", lambda: mh_no_transpose, ("transpose", "tokens")),
+    wrong(EX4, "view-without-contiguous", lambda: mh_view_no_contiguous, ("contiguous", "reshape")),
+    wrong(EX4, "batch-not-divided", lambda: mh_batch_not_divided, ("B*H", "num_heads", "sequences")),
+    wrong(EX4, "hard-coded-two-heads", lambda: mh_two_heads, ("num_heads", "number of heads")),
+    wrong(EX4, "dh-major", lambda: mh_dh_major, ("order", "side by side", "interleave")),
+    wrong(EX4, "one-argument", lambda: mh_one_argument, ("num_heads", "arguments")),
+    wrong(EX4, "sum-heads", lambda: mh_sum_heads, ("shape",)),
     # Exercise 5
     right(EX5, "einsum", lambda: mha_einsum),
     right(EX5, "loop-over-heads", lambda: mha_loop),

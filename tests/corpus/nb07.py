@@ -5,184 +5,160 @@ import math
 import numpy as np
 import torch
 
-from attnlib import sinusoidal_positions
+from attnlib import apply_rope
 
 from . import right, wrong
 
-EXERCISES = {"check_permuted_rows": 1, "check_sinusoidal": 2, "check_rope_rotate_half": 3, "check_decode_bugs": 4}
+EXERCISES = {"check_permuted_rows": 1, "check_shift_matrix": 2, "check_rope_rotate_half": 3, "check_decode_bugs": 4}
 
 EX1 = "nb07.check_permuted_rows"  # "man bites dog": rows [2, 1, 0] of "dog bites man"'s output
-EX2 = "nb07.check_sinusoidal"
+EX2 = "nb07.check_shift_matrix"
 EX3 = "nb07.check_rope_rotate_half"
 EX4 = "nb07.check_decode_bugs"  # lines A and C are wrong
 
 
-# Exercise 2: sinusoidal_fixed(T, E, base=10000.0) -> (T, E)
-def sin_stack(T, E, base=10000.0):
-    pos = torch.arange(T, dtype=torch.float32)[:, None]
-    freq = base ** (-torch.arange(0, E, 2, dtype=torch.float32) / E)  # (E/2,): 2i / E for i < E/2
-    angle = pos * freq
-    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(T, E)  # sin, cos, sin, cos...
+# Exercise 2: shift_matrix(k, E, base=10000.0) -> (E, E) with PE(t + k) = M_k PE(t)
+def shift_blocks(k, E, base=10000.0):  # one 2 x 2 block per pair, entry by entry
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        w = base ** (-2 * i / E)
+        M[2 * i, 2 * i] = M[2 * i + 1, 2 * i + 1] = math.cos(k * w)
+        M[2 * i, 2 * i + 1] = math.sin(k * w)
+        M[2 * i + 1, 2 * i] = -math.sin(k * w)
+    return M
 
 
-def sin_exp_log(T, E, base=10000.0):  # the frequencies as exp(-2i log(base) / E), as in many tutorials
-    pe = torch.zeros(T, E)
-    position = torch.arange(0, T).unsqueeze(1).float()
-    div_term = torch.exp(torch.arange(0, E, 2).float() * (-math.log(base) / E))
-    pe[:, 0::2] = torch.sin(position * div_term)
-    pe[:, 1::2] = torch.cos(position * div_term)
-    return pe
+def shift_block_diag(k, E, base=10000.0):
+    angles = k * base ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)  # (E/2,)
+    blocks = [torch.tensor([[a.cos(), a.sin()], [-a.sin(), a.cos()]]) for a in angles]
+    return torch.block_diag(*blocks)
 
 
-def sin_loop(T, E, base=10000.0):
-    pe = torch.empty(T, E)
-    for t in range(T):
-        for i in range(E // 2):
-            pe[t, 2 * i] = math.sin(t / base ** (2 * i / E))
-            pe[t, 2 * i + 1] = math.cos(t / base ** (2 * i / E))
-    return pe
+def shift_by_solving(k, E, base=10000.0):  # M from the encodings themselves: PE(t + k) = M PE(t) for many t
+    t = torch.arange(0, 30000, 97, dtype=torch.float64)[:, None]  # slow pairs need long stretches
+    w = base ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)
+    pe = torch.stack([(t * w).sin(), (t * w).cos()], dim=-1).flatten(1)  # (310, E), sin and cos interleaved
+    later = torch.stack([((t + k) * w).sin(), ((t + k) * w).cos()], dim=-1).flatten(1)
+    return torch.linalg.lstsq(pe, later).solution.T
 
 
-def sin_float64(T, E, base=10000.0):
-    i = torch.arange(E // 2, dtype=torch.float64)
-    angle = torch.arange(T, dtype=torch.float64)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E, dtype=torch.float64)
-    pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
-    return pe.float()
+def shift_by_rope(k, E, base=10000.0):  # turning back by k: interleaved RoPE at position -k, read as a matrix
+    return apply_rope(torch.eye(E, dtype=torch.float64), torch.full((E,), -k), base=base, interleaved=True).T
 
 
-def sin_attnlib(T, E, base=10000.0):
-    return sinusoidal_positions(T, E, base)
+def shift_other_way(k, E, base=10000.0):  # the blocks of a rotation by +k*w as RoPE writes it: moves back
+    return shift_blocks(k, E, base).T
 
 
-def sin_colleague(T, E, base=10000.0):  # the colleague's code, unchanged
-    j = torch.arange(E)
-    angle = torch.arange(T)[:, None] / base ** (2 * j / E)
-    pe = torch.cos(angle)
-    pe[:, 1::2] = torch.sin(angle[:, 1::2])
-    return pe
+def shift_feature_index(k, E, base=10000.0):  # frequency of pair i from its feature index 2i
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        c, s = math.cos(k * base ** (-2 * (2 * i) / E)), math.sin(k * base ** (-2 * (2 * i) / E))
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = torch.tensor([[c, s], [-s, c]])
+    return M
 
 
-def sin_feature_index(T, E, base=10000.0):  # sin/cos fixed, but one frequency per feature, not per pair
-    j = torch.arange(E)
-    angle = torch.arange(T)[:, None] / base ** (2 * j / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2] = torch.sin(angle[:, 0::2])
-    pe[:, 1::2] = torch.cos(angle[:, 1::2])
-    return pe
+def shift_missing_two(k, E, base=10000.0):
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        c, s = math.cos(k * base ** (-i / E)), math.sin(k * base ** (-i / E))
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = torch.tensor([[c, s], [-s, c]])
+    return M
 
 
-def sin_cos_swapped(T, E, base=10000.0):  # pair frequencies fixed, sin and cos still swapped
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2] = torch.cos(angle)
-    pe[:, 1::2] = torch.sin(angle)
-    return pe
+def shift_k_radians(k, E, base=10000.0):  # every pair turned by k radians
+    c, s = math.cos(k), math.sin(k)
+    return torch.block_diag(*[torch.tensor([[c, s], [-s, c]])] * (E // 2))
 
 
-def sin_halves(T, E, base=10000.0):  # all sines, then all cosines
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (2 * i / E)
-    return torch.cat([torch.sin(angle), torch.cos(angle)], dim=-1)
+def shift_rotate_half_layout(k, E, base=10000.0):  # pairs (i, i + E/2), as RoPE's rotate-half
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        c, s = math.cos(k * base ** (-2 * i / E)), math.sin(k * base ** (-2 * i / E))
+        j = i + E // 2
+        M[i, i], M[i, j], M[j, i], M[j, j] = c, s, -s, c
+    return M
 
 
-def sin_missing_two(T, E, base=10000.0):  # base ** (i / E)
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
-    return pe
+def shift_notebook_width(k, E, base=10000.0):  # the notebook's E = 32, hard-coded
+    return shift_blocks(k, 32, base)
 
 
-def sin_from_one(T, E, base=10000.0):  # positions 1..T
-    i = torch.arange(E // 2)
-    angle = torch.arange(1, T + 1)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
-    return pe
-
-
-def sin_times(T, E, base=10000.0):  # t * base ** (2i / E): the frequency upside down
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] * base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
-    return pe
-
-
-# Exercise 3: rope_rotate_half(x, positions, base=10000.0), pair i = features (i, i + D/2)
-def _angles(positions, D, base):
-    theta = base ** (-torch.arange(0, D, 2, dtype=torch.float32) / D)  # (D/2,)
-    return positions.float()[:, None] * theta  # (T, D/2)
-
-
-def rope_llama(x, positions, base=10000.0):  # Hugging Face's rotate_half and cos/sin of width D
+# Exercise 3: rope_rotate_half(x, positions, theta), pair i = features (i, i + D/2), angle positions[t] * theta[i]
+def rope_llama(x, positions, theta):  # Hugging Face's rotate_half, and cos/sin of width D
     def rotate_half(t):
         t1, t2 = t[..., : t.shape[-1] // 2], t[..., t.shape[-1] // 2:]
         return torch.cat((-t2, t1), dim=-1)
-    angle = _angles(positions, x.shape[-1], base)
-    emb = torch.cat((angle, angle), dim=-1)
+    angle = positions.float()[:, None] * theta.float()  # (T, D/2)
+    emb = torch.cat((angle, angle), dim=-1)  # (T, D)
     return x * emb.cos() + rotate_half(x) * emb.sin()
 
 
-def rope_complex(x, positions, base=10000.0):
+def rope_complex(x, positions, theta):
     D = x.shape[-1]
-    z = torch.complex(x[:, : D // 2].double(), x[:, D // 2:].double())  # pair i as a + ib
-    z = z * torch.polar(torch.ones(1, dtype=torch.float64), _angles(positions, D, base).double())
+    z = torch.complex(x[..., : D // 2].double(), x[..., D // 2:].double())  # pair i as a + ib
+    z = z * torch.polar(torch.ones(1, dtype=torch.float64), positions.double()[:, None] * theta.double())
     return torch.cat([z.real, z.imag], dim=-1).to(x.dtype)
 
 
-def rope_chunk(x, positions, base=10000.0):
+def rope_chunk(x, positions, theta):
     a, b = x.chunk(2, dim=-1)
-    angle = _angles(positions, x.shape[-1], base)
-    cos, sin = angle.cos(), angle.sin()
-    return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=-1)
+    angle = positions[:, None] * theta
+    return torch.cat([a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()], dim=-1)
 
 
-def rope_loop(x, positions, base=10000.0):
-    T, D = x.shape
-    out = x.clone()
-    for t in range(T):
-        for i in range(D // 2):
-            ang = float(positions[t]) * base ** (-2 * i / D)
-            a, b = float(x[t, i]), float(x[t, i + D // 2])
-            out[t, i] = a * math.cos(ang) - b * math.sin(ang)
-            out[t, i + D // 2] = a * math.sin(ang) + b * math.cos(ang)
-    return out
+def rope_matrices(x, positions, theta):  # one (D, D) rotation matrix per position, applied with einsum
+    T, D = x.shape[-2], x.shape[-1]
+    half = D // 2
+    angle = positions.double()[:, None] * theta.double()  # (T, D/2)
+    R = torch.zeros(T, D, D, dtype=torch.float64)
+    idx = torch.arange(half)
+    R[:, idx, idx] = R[:, idx + half, idx + half] = angle.cos()
+    R[:, idx, idx + half] = -angle.sin()
+    R[:, idx + half, idx] = angle.sin()
+    return torch.einsum("tij,...tj->...ti", R, x.double()).to(x.dtype)
 
 
-def rope_interleaved(x, positions, base=10000.0):  # RoFormer's pairs (2i, 2i + 1)
-    a, b = x[:, 0::2], x[:, 1::2]
-    angle = _angles(positions, x.shape[-1], base)
+def rope_interleaved(x, positions, theta):  # RoFormer's pairs (2i, 2i + 1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    angle = positions[:, None] * theta
     out = torch.empty_like(x)
-    out[:, 0::2] = a * angle.cos() - b * angle.sin()
-    out[:, 1::2] = a * angle.sin() + b * angle.cos()
+    out[..., 0::2] = a * angle.cos() - b * angle.sin()
+    out[..., 1::2] = a * angle.sin() + b * angle.cos()
     return out
 
 
-def rope_backwards(x, positions, base=10000.0):  # turns by -angle
+def rope_backwards(x, positions, theta):  # turns by -angle
     a, b = x.chunk(2, dim=-1)
-    angle = _angles(positions, x.shape[-1], base)
+    angle = positions[:, None] * theta
     return torch.cat([a * angle.cos() + b * angle.sin(), -a * angle.sin() + b * angle.cos()], dim=-1)
 
 
-def rope_arange_positions(x, positions, base=10000.0):  # ignores the positions: 0..T-1
-    return rope_chunk(x, torch.arange(x.shape[0]), base)
+def rope_arange_positions(x, positions, theta):  # ignores the positions: 0..T-1
+    return rope_chunk(x, torch.arange(x.shape[-2]), theta)
 
 
-def rope_missing_two(x, positions, base=10000.0):
-    D = x.shape[-1]
-    theta = base ** (-torch.arange(D // 2) / D)
+def rope_attnlib(x, positions, theta):  # attnlib's apply_rope, whose frequencies come from base 10000
+    return apply_rope(x, positions)
+
+
+def rope_halves_swapped(x, positions, theta):  # the two halves of the result in the wrong order
+    a, b = x.chunk(2, dim=-1)
     angle = positions[:, None] * theta
-    a, b = x.chunk(2, dim=-1)
-    return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], dim=-1)
-
-
-def rope_halves_swapped(x, positions, base=10000.0):  # the two halves of the result in the wrong order
-    a, b = x.chunk(2, dim=-1)
-    angle = _angles(positions, x.shape[-1], base)
     return torch.cat([a * angle.sin() + b * angle.cos(), a * angle.cos() - b * angle.sin()], dim=-1)
+
+
+def rope_repeat_interleave(x, positions, theta):  # the angles doubled pair by pair, then rotate_half
+    angle = (positions[:, None] * theta).repeat_interleave(2, dim=-1)  # (T, D)
+    a, b = x.chunk(2, dim=-1)
+    return x * angle.cos() + torch.cat([-b, a], dim=-1) * angle.sin()
+
+
+def rope_2d_only(x, positions, theta):  # written for x (T, D)
+    D = x.shape[1]
+    angle = positions[:, None] * theta
+    a, b = x[:, : D // 2], x[:, D // 2:]
+    return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], dim=1)
 
 
 ANSWERS = [
@@ -200,28 +176,30 @@ ANSWERS = [
     wrong(EX1, "set", lambda: {0, 1, 2}),
     wrong(EX1, "string", lambda: "[2, 1, 0]", ("list", "string", "quote")),
     # Exercise 2
-    right(EX2, "stack-interleave", lambda: sin_stack),
-    right(EX2, "exp-log-div-term", lambda: sin_exp_log),
-    right(EX2, "python-loop", lambda: sin_loop),
-    right(EX2, "float64-inside", lambda: sin_float64),
-    right(EX2, "attnlib", lambda: sin_attnlib),
-    wrong(EX2, "colleague-unchanged", lambda: sin_colleague, ("pair", "sin", "even", "2i")),
-    wrong(EX2, "feature-index", lambda: sin_feature_index, ("pair", "2i", "frequency", "i = j // 2", "index")),
-    wrong(EX2, "sin-cos-swapped", lambda: sin_cos_swapped, ("sin", "cos", "even")),
-    wrong(EX2, "halves", lambda: sin_halves, ("interleav", "even", "odd", "0::2", "alternat")),
-    wrong(EX2, "missing-two", lambda: sin_missing_two, ("2i", "frequency", "exponent", "2 * i")),
-    wrong(EX2, "positions-from-one", lambda: sin_from_one, ("position", "0", "row 0", "start")),
-    wrong(EX2, "frequency-inverted", lambda: sin_times, ("divide", "frequency", "/")),
+    right(EX2, "entry-by-entry", lambda: shift_blocks),
+    right(EX2, "block-diag-float64", lambda: shift_block_diag),
+    right(EX2, "solved-from-the-encodings", lambda: shift_by_solving),
+    right(EX2, "interleaved-rope-at-minus-k", lambda: shift_by_rope,
+          note="RoPE's interleaved rotation turned back by k, read column by column: the same blocks"),
+    wrong(EX2, "turns-the-other-way", lambda: shift_other_way, ("wrong way", "back", "angle-addition")),
+    wrong(EX2, "feature-index", lambda: shift_feature_index, ("pair", "2i", "index")),
+    wrong(EX2, "missing-two", lambda: shift_missing_two, ("2i", "exponent")),
+    wrong(EX2, "k-radians", lambda: shift_k_radians, ("k radians", "frequency", "own")),
+    wrong(EX2, "rotate-half-layout", lambda: shift_rotate_half_layout, ("side by side", "i + E/2", "rotate-half")),
+    wrong(EX2, "notebook-width", lambda: shift_notebook_width, ("shape",)),
     # Exercise 3
     right(EX3, "llama-rotate-half", lambda: rope_llama),
     right(EX3, "complex-float64", lambda: rope_complex),
     right(EX3, "chunk", lambda: rope_chunk),
-    right(EX3, "python-loop", lambda: rope_loop),
+    right(EX3, "rotation-matrices-einsum", lambda: rope_matrices),
     wrong(EX3, "interleaved-pairs", lambda: rope_interleaved, ("interleav", "pair", "i + D/2", "2i", "half")),
     wrong(EX3, "rotates-backwards", lambda: rope_backwards, ("sign", "direction", "wrong way", "minus", "negative")),
     wrong(EX3, "ignores-positions", lambda: rope_arange_positions, ("positions", "position")),
-    wrong(EX3, "missing-two", lambda: rope_missing_two, ("2i", "frequency", "exponent", "2 * i")),
+    wrong(EX3, "calls-attnlib", lambda: rope_attnlib, ("theta", "frequencies"),
+          note="attnlib's apply_rope turns by base 10000's frequencies, not the given theta"),
     wrong(EX3, "halves-swapped", lambda: rope_halves_swapped, ("order", "half", "cat", "swap")),
+    wrong(EX3, "angles-repeat-interleaved", lambda: rope_repeat_interleave, ("repeat_interleave", "side by side")),
+    wrong(EX3, "matrices-only", lambda: rope_2d_only, ("leading axes", "x[..., :D // 2]")),
     # Exercise 4
     right(EX4, "set", lambda: {"A", "C"}),
     right(EX4, "list", lambda: ["A", "C"]),
@@ -229,9 +207,12 @@ ANSWERS = [
     right(EX4, "frozenset", lambda: frozenset("AC")),
     right(EX4, "lowercase", lambda: {"a", "c"}),
     right(EX4, "words", lambda: "A and C", note="issue 21: today it is told 'N is not one of them'"),
+    right(EX4, "sentence", lambda: "lines A, C"),
     wrong(EX4, "A-and-B", lambda: {"A", "B"}, ("B", "right", "correct", "position t")),
     wrong(EX4, "C-and-D", lambda: {"C", "D"}, ("D", "cached", "right", "correct")),
-    wrong(EX4, "only-A", lambda: {"A"}, ("two", "C", "value")),
+    wrong(EX4, "only-A", lambda: {"A"}, ("value",)),
+    wrong(EX4, "only-C", lambda: ["C"], ("position",)),
+    wrong(EX4, "line-E", lambda: "A, E", ("not one of them",)),
     wrong(EX4, "three-lines", lambda: {"A", "C", "D"}, ("two", "D", "cached")),
     wrong(EX4, "B-and-D", lambda: {"B", "D"}, ("B", "D", "right", "correct")),
 ]

@@ -1,20 +1,24 @@
-"""Notebook 08 (efficient attention): learner answers to its four exercises."""
+"""Notebook 08 (efficient attention): learner answers to its five exercises."""
 
+import math
 from fractions import Fraction
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from attnlib import causal_mask
+from attnlib import causal_mask, flash_attention, scaled_dot_product_attention
 
 from . import right, wrong
 
-EXERCISES = {"check_weights_memory": 1, "check_online_update": 2, "check_cache_keys_seen": 3, "check_expand_kv": 4}
+EXERCISES = {"check_weights_memory": 1, "check_online_update": 2, "check_blockwise_attention": 3,
+             "check_cache_causal_mask": 4, "check_expand_kv": 5}
 
 EX1 = "nb08.check_weights_memory"  # (1, 8, 8192, 8192) float32 weights: 2048 MiB
 EX2 = "nb08.check_online_update"
-EX3 = "nb08.check_cache_keys_seen"  # 5 cached + 3 new tokens, first new query: 6 keys
-EX4 = "nb08.check_expand_kv"
+EX3 = "nb08.check_blockwise_attention"
+EX4 = "nb08.check_cache_causal_mask"
+EX5 = "nb08.check_expand_kv"
 
 
 # Exercise 2: online_update(m, s, x) -> (m_new, s_new), 0-d tensors
@@ -84,7 +88,203 @@ def ou_minimum(m, s, x):
     return m_new, s * torch.exp(m - m_new) + torch.exp(x - m_new)
 
 
-# Exercise 4: expand_kv(kv, num_query_heads), (B, Hkv, T, Dh) -> (B, Hq, T, Dh)
+def ou_raw_exp_rescaled(m, s, x):  # rescales the old sum, but the new term is exp of the raw score
+    m_new = torch.maximum(m, x)
+    return m_new, s * torch.exp(m - m_new) + torch.exp(x)
+
+
+def ou_no_running_max(m, s, x):  # no maximum at all: a plain running sum of exp
+    return m, s + torch.exp(x)
+
+
+# Exercise 3: blockwise_attention(query, key, value, block_size); the stub starts q, m, s, acc
+def _start(query, value):
+    q = query / math.sqrt(query.shape[-1])
+    m = q.new_full((*q.shape[:-1], 1), -math.inf)
+    return q, m, q.new_zeros(*q.shape[:-1], 1), q.new_zeros(*q.shape[:-1], value.shape[-1])
+
+
+def bw_reference_like(query, key, value, block_size):
+    q, m, s, acc = _start(query, value)
+    for start in range(0, key.shape[-2], block_size):
+        tile = q @ key[..., start:start + block_size, :].transpose(-2, -1)
+        m_new = torch.max(m, tile.max(dim=-1, keepdim=True).values)
+        alpha = torch.exp(m - m_new)
+        p = torch.exp(tile - m_new)
+        s, acc = alpha * s + p.sum(-1, keepdim=True), alpha * acc + p @ value[..., start:start + block_size, :]
+        m = m_new
+    return acc / s
+
+
+def bw_einsum_split(query, key, value, block_size):  # torch.split into blocks, einsum for the products
+    q, m, s, acc = _start(query, value)
+    for k_blk, v_blk in zip(key.split(block_size, dim=-2), value.split(block_size, dim=-2)):
+        tile = torch.einsum("...qd,...kd->...qk", q, k_blk)
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        p = (tile - m_new).exp()
+        s = s * (m - m_new).exp() + p.sum(-1, keepdim=True)
+        acc = acc * (m - m_new).exp() + torch.einsum("...qk,...kv->...qv", p, v_blk)
+        m = m_new
+    return acc / s
+
+
+def bw_lse(query, key, value, block_size):  # keeps log s instead of s (logaddexp)
+    q, m, s, acc = _start(query, value)
+    log_s = torch.full_like(m, -math.inf)
+    for start in range(0, key.shape[-2], block_size):
+        tile = q @ key[..., start:start + block_size, :].mT
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        acc = acc * torch.exp(m - m_new) + torch.exp(tile - m_new) @ value[..., start:start + block_size, :]
+        log_s = torch.logaddexp(log_s, torch.logsumexp(tile, dim=-1, keepdim=True))
+        m = m_new
+    return acc / torch.exp(log_s - m)
+
+
+def bw_normalised_acc(query, key, value, block_size):  # keeps acc / s (FlashAttention's first paper)
+    q, m, s, _ = _start(query, value)
+    out = q.new_zeros(*q.shape[:-1], value.shape[-1])
+    for start in range(0, key.shape[-2], block_size):
+        tile = q @ key[..., start:start + block_size, :].mT
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        p = torch.exp(tile - m_new)
+        s_new = s * torch.exp(m - m_new) + p.sum(-1, keepdim=True)
+        out = (out * s * torch.exp(m - m_new) + p @ value[..., start:start + block_size, :]) / s_new
+        m, s = m_new, s_new
+    return out
+
+
+def bw_key_by_key(query, key, value, block_size):  # ignores block_size: one key at a time (exact, slower)
+    q, m, s, acc = _start(query, value)
+    for j in range(key.shape[-2]):
+        x = q @ key[..., j:j + 1, :].mT  # (..., Tq, 1)
+        m_new = torch.maximum(m, x)
+        s = s * torch.exp(m - m_new) + torch.exp(x - m_new)
+        acc = acc * torch.exp(m - m_new) + torch.exp(x - m_new) * value[..., j:j + 1, :]
+        m = m_new
+    return acc / s
+
+
+def _loop(query, key, value, block_size, *, acc_rescaled=True, s_rescaled=True, running=True, keep=True,
+          use_query=False, drop_last=False):
+    q, m, s, acc = _start(query, value)
+    stop = key.shape[-2] - block_size + 1 if drop_last else key.shape[-2]
+    for start in range(0, stop, block_size):
+        tile = (query if use_query else q) @ key[..., start:start + block_size, :].mT
+        block_max = tile.amax(-1, keepdim=True)
+        m_new = torch.maximum(m, block_max) if running else block_max
+        p = torch.exp(tile - m_new)
+        s = s * (torch.exp(m - m_new) if s_rescaled else 1) + p.sum(-1, keepdim=True)
+        acc = acc * (torch.exp(m - m_new) if acc_rescaled else 1) + p @ value[..., start:start + block_size, :]
+        if keep:
+            m = m_new
+    return acc / s
+
+
+def bw_four_axes(query, key, value, block_size):  # written for (B, H, T, Dh) only
+    q, m, s, acc = _start(query, value)
+    for start in range(0, key.shape[2], block_size):
+        tile = q @ key[:, :, start:start + block_size].transpose(2, 3)
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        p = torch.exp(tile - m_new)
+        s = s * torch.exp(m - m_new) + p.sum(-1, keepdim=True)
+        acc = acc * torch.exp(m - m_new) + p @ value[:, :, start:start + block_size]
+        m = m_new
+    return acc / s
+
+
+def bw_raw_exp(query, key, value, block_size):  # no maximum: exact algebra, overflows in float32
+    q, _, s, acc = _start(query, value)
+    for start in range(0, key.shape[-2], block_size):
+        p = torch.exp(q @ key[..., start:start + block_size, :].mT)
+        s, acc = s + p.sum(-1, keepdim=True), acc + p @ value[..., start:start + block_size, :]
+    return acc / s
+
+
+def bw_full_softmax(query, key, value, block_size):
+    return torch.softmax(query @ key.mT / math.sqrt(query.shape[-1]), dim=-1) @ value
+
+
+def bw_softmax_per_block_averaged(query, key, value, block_size):  # each block's softmax, averaged
+    outs = [torch.softmax(query @ k.mT / math.sqrt(query.shape[-1]), dim=-1) @ v
+            for k, v in zip(key.split(block_size, -2), value.split(block_size, -2))]
+    return sum(outs) / len(outs)
+
+
+def _unnormalised(query, key, value, block_size):
+    q, m, s, acc = _start(query, value)
+    for start in range(0, key.shape[-2], block_size):
+        tile = q @ key[..., start:start + block_size, :].mT
+        m_new = torch.maximum(m, tile.amax(-1, keepdim=True))
+        p = torch.exp(tile - m_new)
+        acc, m = acc * torch.exp(m - m_new) + p @ value[..., start:start + block_size, :], m_new
+    return acc
+
+
+# Exercise 4: cache_causal_mask(q_len, kv_len) -> bool (q_len, kv_len), True = may attend
+def cm_tril(q_len, kv_len):
+    return torch.tril(torch.ones(q_len, kv_len, dtype=torch.bool), diagonal=kv_len - q_len)
+
+
+def cm_positions(q_len, kv_len):
+    positions = torch.arange(kv_len - q_len, kv_len)  # the new tokens' positions
+    return torch.arange(kv_len)[None, :] <= positions[:, None]
+
+
+def cm_triu_inverted(q_len, kv_len):
+    return ~torch.ones(q_len, kv_len, dtype=torch.bool).triu(diagonal=kv_len - q_len + 1)
+
+
+def cm_loops(q_len, kv_len):
+    cached = kv_len - q_len
+    return torch.tensor([[j <= cached + i for j in range(kv_len)] for i in range(q_len)])
+
+
+def cm_last_rows_of_square(q_len, kv_len):  # the last q_len rows of the full (kv_len, kv_len) causal mask
+    return torch.ones(kv_len, kv_len, dtype=torch.bool).tril()[-q_len:]
+
+
+def cm_attnlib(q_len, kv_len):  # attnlib's own, named after the exercise
+    return causal_mask(q_len, kv_len, align="bottom_right")
+
+
+def cm_top_left(q_len, kv_len):  # what is_causal=True does
+    return torch.ones(q_len, kv_len).tril().bool()
+
+
+def cm_first_rows_of_square(q_len, kv_len):  # the first q_len rows: top-left again
+    return torch.ones(kv_len, kv_len, dtype=torch.bool).tril()[:q_len]
+
+
+def cm_blocked(q_len, kv_len):  # True = blocked, nn.MultiheadAttention's convention
+    return torch.ones(q_len, kv_len, dtype=torch.bool).triu(diagonal=kv_len - q_len + 1)
+
+
+def cm_without_own_key(q_len, kv_len):
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len - 1).bool()
+
+
+def cm_one_too_far(q_len, kv_len):
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len + 1).bool()
+
+
+def cm_hard_coded_cache(q_len, kv_len):  # 5 cached tokens, as in the notebook's example
+    return torch.ones(q_len, kv_len).tril(diagonal=5).bool()
+
+
+def cm_float(q_len, kv_len):
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len)
+
+
+def cm_additive(q_len, kv_len):  # 0 where allowed, -inf where blocked
+    keep = torch.ones(q_len, kv_len, dtype=torch.bool).tril(diagonal=kv_len - q_len)
+    return torch.zeros(q_len, kv_len).masked_fill(~keep, -math.inf)
+
+
+def cm_transposed(q_len, kv_len):
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len).bool().T
+
+
+# Exercise 5: expand_kv(kv, num_query_heads), (B, Hkv, T, Dh) -> (B, Hq, T, Dh)
 def ek_expand_reshape(kv, num_query_heads):  # Hugging Face's repeat_kv
     b, hkv, t, dh = kv.shape
     g = num_query_heads // hkv
@@ -159,27 +359,58 @@ ANSWERS = [
     wrong(EX2, "swapped-return", lambda: ou_swapped_return, ("order", "(m_new, s_new)", "first")),
     wrong(EX2, "no-max-subtracted", lambda: ou_no_max, ("m_new", "exp(x - m_new)", "subtract")),
     wrong(EX2, "running-minimum", lambda: ou_minimum),
+    wrong(EX2, "raw-exp-rescaled", lambda: ou_raw_exp_rescaled, ("raw", "maximum", "x - m_new")),
+    wrong(EX2, "no-running-max", lambda: ou_no_running_max, ("raw", "maximum", "x - m_new")),
     # Exercise 3
-    right(EX3, "int", lambda: 6),
-    right(EX3, "float", lambda: 6.0),
-    right(EX3, "0d-tensor-from-mask", lambda: causal_mask(3, 8, align="bottom_right")[0].sum()),
-    right(EX3, "numpy-int", lambda: np.int64(6)),
-    right(EX3, "fraction", lambda: Fraction(6)),
-    right(EX3, "expression", lambda: 5 + 1),
-    wrong(EX3, "top-left", lambda: 1, ("bottom", "right", "cache", "top-left", "5")),
-    wrong(EX3, "cache-only", lambda: 5, ("own", "itself", "6")),
-    wrong(EX3, "all-keys", lambda: 8, ("future", "causal", "later", "new")),
-    wrong(EX3, "off-by-one", lambda: 7, ("future", "token 5", "6", "itself", "own")),
-    wrong(EX3, "string", lambda: "6", ("number", "string", "quote")),
+    right(EX3, "reference-like", lambda: bw_reference_like),
+    right(EX3, "split-einsum", lambda: bw_einsum_split),
+    right(EX3, "log-sum", lambda: bw_lse),
+    right(EX3, "normalised-output", lambda: bw_normalised_acc),
+    right(EX3, "key-by-key", lambda: bw_key_by_key),
+    wrong(EX3, "acc-not-rescaled", lambda: lambda *a: _loop(*a, acc_rescaled=False), ("acc", "rescale")),
+    wrong(EX3, "s-not-rescaled", lambda: lambda *a: _loop(*a, s_rescaled=False), ("s is", "s ", "rescale")),
+    wrong(EX3, "nothing-rescaled", lambda: lambda *a: _loop(*a, s_rescaled=False, acc_rescaled=False),
+          ("rescale", "exp(m_old - m_new)")),
+    wrong(EX3, "block-max-only", lambda: lambda *a: _loop(*a, running=False), ("running maximum", "overflow")),
+    wrong(EX3, "m-not-carried", lambda: lambda *a: _loop(*a, keep=False), ("m = m_new", "never changes")),
+    wrong(EX3, "unscaled-query", lambda: lambda *a: _loop(*a, use_query=True), ("scaled", "sqrt")),
+    wrong(EX3, "last-block-dropped", lambda: lambda *a: _loop(*a, drop_last=True), ("last block",)),
+    wrong(EX3, "four-axes-only", lambda: bw_four_axes, ("axes", "-2")),
+    wrong(EX3, "raw-exp", lambda: bw_raw_exp, ("overflow", "maximum", "not finite")),
+    wrong(EX3, "full-matrix", lambda: bw_full_softmax, ("whole", "(Tq, Tk)")),
+    wrong(EX3, "attnlib-flash", lambda: lambda q, k, v, b: flash_attention(q, k, v, block_size_k=b),
+          ("ready-made", "yourself")),
+    wrong(EX3, "attnlib-plain", lambda: lambda q, k, v, b: scaled_dot_product_attention(q, k, v)[0],
+          ("ready-made", "whole")),
+    wrong(EX3, "torch-sdpa", lambda: lambda q, k, v, b: F.scaled_dot_product_attention(q, k, v),
+          ("ready-made", "yourself")),
+    wrong(EX3, "per-block-softmax-averaged", lambda: bw_softmax_per_block_averaged),
+    wrong(EX3, "no-final-division", lambda: _unnormalised, ("divide", "s")),
     # Exercise 4
-    right(EX4, "expand-reshape", lambda: ek_expand_reshape),
-    right(EX4, "integer-index", lambda: ek_index),
-    right(EX4, "index-select", lambda: ek_index_select),
-    right(EX4, "cat-loop", lambda: ek_cat_loop),
-    right(EX4, "stack-flatten", lambda: ek_stack_flatten),
-    wrong(EX4, "repeat-tiled", lambda: ek_repeat_tiled, ("repeat_interleave", "consecutive", "tile", "group")),
-    wrong(EX4, "index-modulo", lambda: ek_index_modulo, ("repeat_interleave", "consecutive", "//", "group")),
-    wrong(EX4, "repeats-hkv-times", lambda: ek_repeat_hkv_times, ("Hq / Hkv", "group", "num_query_heads", "g")),
-    wrong(EX4, "repeats-along-T", lambda: ek_wrong_dim),
-    wrong(EX4, "repeats-hq-times", lambda: ek_repeat_hq, ("Hq / Hkv", "group", "num_query_heads //", "g")),
+    right(EX4, "tril-bool", lambda: cm_tril),
+    right(EX4, "positions", lambda: cm_positions),
+    right(EX4, "triu-inverted", lambda: cm_triu_inverted),
+    right(EX4, "loops", lambda: cm_loops),
+    right(EX4, "last-rows-of-square", lambda: cm_last_rows_of_square),
+    right(EX4, "attnlib-bottom-right", lambda: cm_attnlib, note="attnlib's own function: right, and the lesson"),
+    wrong(EX4, "top-left", lambda: cm_top_left, ("top-left", "is_causal", "kv_len - q_len")),
+    wrong(EX4, "first-rows-of-square", lambda: cm_first_rows_of_square, ("top-left", "kv_len - q_len")),
+    wrong(EX4, "blocked-polarity", lambda: cm_blocked, ("True = blocked", "may attend", "polarity")),
+    wrong(EX4, "without-own-key", lambda: cm_without_own_key, ("own", "left")),
+    wrong(EX4, "one-too-far", lambda: cm_one_too_far, ("too many", "right", "after")),
+    wrong(EX4, "hard-coded-cache", lambda: cm_hard_coded_cache, ("5", "arguments")),
+    wrong(EX4, "float-mask", lambda: cm_float, ("bool", "dtype")),
+    wrong(EX4, "additive-mask", lambda: cm_additive, ("bool", "dtype")),
+    wrong(EX4, "transposed", lambda: cm_transposed, ("rows", "(q_len, kv_len)")),
+    # Exercise 5
+    right(EX5, "expand-reshape", lambda: ek_expand_reshape),
+    right(EX5, "integer-index", lambda: ek_index),
+    right(EX5, "index-select", lambda: ek_index_select),
+    right(EX5, "cat-loop", lambda: ek_cat_loop),
+    right(EX5, "stack-flatten", lambda: ek_stack_flatten),
+    wrong(EX5, "repeat-tiled", lambda: ek_repeat_tiled, ("repeat_interleave", "consecutive", "tile", "group")),
+    wrong(EX5, "index-modulo", lambda: ek_index_modulo, ("repeat_interleave", "consecutive", "//", "group")),
+    wrong(EX5, "repeats-hkv-times", lambda: ek_repeat_hkv_times, ("Hq / Hkv", "group", "num_query_heads", "g")),
+    wrong(EX5, "repeats-along-T", lambda: ek_wrong_dim),
+    wrong(EX5, "repeats-hq-times", lambda: ek_repeat_hq, ("Hq / Hkv", "group", "num_query_heads //", "g")),
 ]

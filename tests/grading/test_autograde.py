@@ -39,45 +39,65 @@ STUDENTS = ("solved", "untouched", "mistake")
 # One classic mistake per notebook: (grade_id, the answer cell as the student wrote it, a phrase of the hint
 # the checker gives for it). A notebook missing here gets the fallback below: one exercise left undone.
 MISTAKES = {
-    "01_toy_qkv": ("nb01_ex4", '''\
+    "01_toy_qkv": ("nb01_ex2", '''\
 def my_attention(query, key, value):
     scores = query @ key.transpose(-2, -1)  # not divided by sqrt(d_k)
     weights = F.softmax(scores, dim=-1)
-    return weights @ value, weights''', "Your scores were not scaled: divide query @ key.transpose(-2, -1)"),
+    return weights @ value, weights''', "Your scores were not scaled: divide them by the square root of d_k"),
     "02_softmax_axes": ("nb02_ex4", '''\
 def my_softmax(x):
     e = torch.exp(x)  # no maximum subtracted
     return e / e.sum(dim=-1, keepdim=True)''', "exp(100) overflows float32 to inf"),
-    "03_scaling_variance": ("nb03_ex5", '''\
+    "03_scaling_variance": ("nb03_ex4", '''\
 def scaled_scores(q, k):
-    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''', "which is d_k = 16 instead of sqrt(d_k)"),
-    "04_padding_and_causal_masks": ("nb04_ex5", '''\
-def cache_causal_mask(q_len, kv_len):
-    return torch.ones(q_len, kv_len).tril().bool()  # the top-left diagonal''',
-        "that is the top-left diagonal (is_causal=True)"),
+    return q @ k.transpose(-2, -1) / q.shape[-1]  # d_k, not sqrt(d_k)''',
+        "divided by d_k itself, not by its square root"),
+    "04_padding_and_causal_masks": ("nb04_ex3", '''\
+def decoder_mask(attention_mask):
+    T = attention_mask.shape[-1]
+    real = attention_mask == 1
+    return real[:, None, :, None] & torch.ones(T, T, dtype=torch.bool).tril()  # the padding on the queries''',
+        "Your padding runs along the queries"),
     "05_multihead_reshaping": ("nb05_ex4", '''\
-def my_merge_heads(x):
-    b, h, t, dh = x.shape
-    return x.reshape(b, t, h * dh)  # no transpose''', "Your merge reshapes (B, H, T, Dh) straight to (B, T, E)"),
+def my_merge_heads(x, num_heads):
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, t, num_heads * dh)  # no transpose''', "Your rows mix tokens"),
     "06_additive_attention": ("nb06_ex3", '''\
 def masked_weights(scores, valid_lens):
     return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the mask is missing"),
-    "07_positional_encoding": ("nb07_ex2", '''\
-def sinusoidal_fixed(T, E, base=10000.0):
-    i = torch.arange(E // 2)
-    angle = torch.arange(T)[:, None] / base ** (2 * i / E)
-    pe = torch.zeros(T, E)
-    pe[:, 0::2] = torch.cos(angle)  # sin and cos swapped
-    pe[:, 1::2] = torch.sin(angle)
-    return pe''', "sin and cos are swapped"),
-    "08_efficient_attention": ("nb08_ex4", '''\
-def expand_kv(kv, num_query_heads):
-    return kv.repeat(1, num_query_heads // kv.shape[1], 1, 1)  # tiled, not side by side''',
-        "Your heads come out tiled, key/value head order 0, 1, 0, 1, 0, 1"),
+    "07_positional_encoding": ("nb07_ex3", '''\
+def rope_rotate_half(x, positions, theta):
+    angle = positions[:, None] * theta
+    a, b = x[..., 0::2], x[..., 1::2]  # neighbours paired, not i and i + D/2
+    return torch.stack([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).flatten(-2)''',
+        "the paper's interleaved pairing"),
+    "08_efficient_attention": ("nb08_ex3", '''\
+def running_start(q, value):
+    rows = q.shape[:-1]
+    return q.new_full((*rows, 1), -math.inf), q.new_zeros(*rows, 1), q.new_zeros(*rows, value.shape[-1])
+
+
+def blockwise_attention(query, key, value, block_size):
+    q = query / math.sqrt(query.shape[-1])
+    m, s, acc = running_start(q, value)
+    for start in range(0, key.shape[-2], block_size):
+        tile = q @ key[..., start : start + block_size, :].mT
+        m_new = torch.maximum(m, tile.amax(dim=-1, keepdim=True))
+        p = torch.exp(tile - m_new)
+        s = s * torch.exp(m - m_new) + p.sum(dim=-1, keepdim=True)
+        acc = acc + p @ value[..., start : start + block_size, :]  # acc not rescaled
+        m = m_new
+    return acc / s''', "Your acc is not rescaled when a block raises the maximum"),
     "09_pretrained_transformers": ("nb09_ex2", '''\
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
     "10_induction_heads": ("nb10_ex2", "my_untrained_loss = math.log2(64)  # in bits", "the loss in bits"),
+    "11_modern_attention": ("nb11_ex5", '''\
+def my_gated_output(heads, x, w_gate, w_out):
+    b, h, t, dh = heads.shape
+    merged = heads.transpose(1, 2).reshape(b, t, h * dh)
+    return (merged @ w_out) * torch.sigmoid(x @ w_gate)  # the gate after the output projection''',
+        "Your gate comes after the output projection"),
 }
 
 # GRADING_NOTEBOOKS="02 05" grades only the notebooks whose names contain one of these (default: all)

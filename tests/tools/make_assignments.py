@@ -70,14 +70,15 @@ c.Execute.timeout = 900
 # Asserts on probe inputs the checkers do not show, one block per function exercise, keyed by grade_id.
 # Each recomputes the expected answer from the definition, independently of attnlib and of the checker.
 HIDDEN_TESTS = {
-    "nb01_ex4": '''\
+    "nb01_ex2": '''\
 g = torch.Generator().manual_seed(24)
-q, k, v = torch.randn(2, 3, 16, generator=g), torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 5, generator=g)
+q, k = torch.randn(2, 2, 3, 16, generator=g), torch.randn(2, 2, 6, 16, generator=g)
+v = torch.randn(2, 2, 6, 5, generator=g)
 out, w = my_attention(q, k, v)
 w_ref = torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)  # sqrt(d_k) = sqrt(16) = 4
-assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on a batch of 2, d_k = 16"
-assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on a batch of 2, Ev = 5"''',
-    "nb01_ex5": '''\
+assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on (B, H, Tq, d_k) = (2, 2, 3, 16)"
+assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on (2, 2, 3, 16) queries, Ev = 5"''',
+    "nb01_ex4": '''\
 g = torch.Generator().manual_seed(24)
 dec, enc = torch.randn(3, 6, generator=g), torch.randn(4, 5, generator=g)
 W_q, W_k, W_v = torch.randn(6, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
@@ -85,10 +86,10 @@ out, w = my_cross_attention(dec, enc, W_q, W_k, W_v)
 w_ref = torch.softmax((dec @ W_q) @ (enc @ W_k).T / 2.0, dim=-1)  # d_k = 4
 assert torch.allclose(w, w_ref, atol=1e-5), "my_cross_attention: wrong weights, decoder width 6, encoder width 5"
 assert torch.allclose(out, w_ref @ (enc @ W_v), atol=1e-5), "my_cross_attention: wrong output"''',
-    "nb02_ex3": '''\
-s = torch.randn(2, 2, 2, 3, 4, generator=torch.Generator().manual_seed(24))  # five axes, the keys last
-assert torch.allclose(attention_weights(s), torch.softmax(s, dim=-1), atol=1e-6), \\
-    "attention_weights: wrong on (2, 2, 2, 3, 4) scores: the keys are the last axis"''',
+    "nb02_ex2": '''\
+s = torch.randn(2, 2, 3, 5, 4, generator=torch.Generator().manual_seed(24))  # five axes, (..., Tk, Tq) = (5, 4)
+assert torch.allclose(key_major_weights(s), torch.softmax(s.transpose(-2, -1), dim=-1), atol=1e-6), \\
+    "key_major_weights: wrong on (2, 2, 3, Tk, Tq) = (2, 2, 3, 5, 4) scores"''',
     "nb02_ex4": '''\
 x = torch.tensor([[1.0e4, 0.0, -1.0e4], [-5.0e3, -5.0e3, -5.0e3]])
 got = my_softmax(x)
@@ -96,21 +97,33 @@ assert torch.isfinite(got).all(), "my_softmax: NaN or inf on scores of 1e4 and -
 assert torch.allclose(got, torch.tensor([[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]]), atol=1e-6), \\
     "my_softmax: wrong on scores of 1e4 and -5e3"''',
     "nb02_ex5": '''\
-s = torch.randn(3, 4, generator=torch.Generator().manual_seed(24))
-assert torch.allclose(softmax_with_temperature(s, 0.1), torch.softmax(s / 0.1, dim=-1), atol=1e-6), \\
-    "softmax_with_temperature: wrong at tau = 0.1"''',
-    "nb03_ex5": '''\
+s = torch.randn(2, 4, 3, 6, generator=torch.Generator().manual_seed(24))  # (B, H, Tq, Tk)
+tau = torch.tensor([0.1, 0.5, 2.0, 8.0])  # (H,)
+want = torch.stack([torch.softmax(s[:, h] / tau[h], dim=-1) for h in range(4)], dim=1)
+assert torch.allclose(softmax_with_temperature(s, tau), want, atol=1e-6), \\
+    "softmax_with_temperature: wrong for 4 heads at tau = 0.1, 0.5, 2, 8"''',
+    "nb03_ex4": '''\
 g = torch.Generator().manual_seed(24)
 q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 6, 8, generator=g)
 assert torch.allclose(scaled_scores(q, k), q @ k.transpose(-2, -1) / 8 ** 0.5, atol=1e-5), \\
-    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"''',
+    "scaled_scores: wrong on (B, H, Tq, d_k) = (2, 3, 5, 8) queries and 6 keys"
+q, k = torch.randn(7, 36, generator=g), torch.randn(2, 36, generator=g)
+assert torch.allclose(scaled_scores(q, k), q @ k.T / 6.0, atol=1e-5), "scaled_scores: wrong on q (7, 36), k (2, 36)"''',
     "nb04_ex3": '''\
-lens, T = torch.tensor([1, 4, 2]), 4
-want = torch.tensor([[[[j < n and j <= i for j in range(T)] for i in range(T)]] for n in lens.tolist()])
-got = decoder_mask(lens, T)
-assert got.dtype == torch.bool and got.shape == (3, 1, T, T), "decoder_mask: expected a bool (3, 1, 4, 4) mask"
-assert torch.equal(got, want), "decoder_mask: wrong for valid_lens [1, 4, 2], T = 4"''',
+am = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # left and right padding, B = 2, T = 5
+want = torch.tensor([[[[bool(am[b, j]) and j <= i for j in range(5)] for i in range(5)]] for b in range(2)])
+got = decoder_mask(am)
+assert got.dtype == torch.bool and got.shape == (2, 1, 5, 5), "decoder_mask: expected a bool (2, 1, 5, 5) mask"
+assert torch.equal(got, want), "decoder_mask: wrong for a left-padded and a right-padded sequence, T = 5"''',
     "nb04_ex4": '''\
+am = torch.tensor([[1, 1, 1, 0, 0], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]])
+key_padding_mask, attn_mask = torch_masks(am)
+assert key_padding_mask.dtype == torch.bool and torch.equal(key_padding_mask, am == 0), \\
+    "torch_masks: key_padding_mask must be bool (B, Tk), True at the padding"
+future = torch.tensor([[j > i for j in range(5)] for i in range(5)])
+assert attn_mask.dtype == torch.bool and torch.equal(attn_mask, future), \\
+    "torch_masks: attn_mask must be bool (Tq, Tk), True above the diagonal (the future)"''',
+    "nb04_ex5": '''\
 g = torch.Generator().manual_seed(24)
 scores = torch.randn(2, 3, 4, generator=g)
 mask = torch.tensor([[True, False, True, False], [False] * 4, [True] * 4])  # (Tq, Tk): query 1 sees no key
@@ -118,15 +131,10 @@ got = safe_masked_softmax(scores, mask)
 assert torch.isfinite(got).all(), "safe_masked_softmax: NaN or inf where a query sees no key"
 want = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1) * mask.any(dim=-1, keepdim=True)
 assert torch.allclose(got, want, atol=1e-6), "safe_masked_softmax: wrong with a (Tq, Tk) mask broadcast over B = 2"''',
-    "nb04_ex5": '''\
-for q_len, kv_len in ((1, 6), (4, 4), (2, 5)):
-    want = torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)])
-    got = cache_causal_mask(q_len, kv_len)
-    assert got.shape == want.shape and torch.equal(got.bool(), want), \\
-        f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
     "nb05_ex4": '''\
-x = torch.randn(3, 5, 2, 4, generator=torch.Generator().manual_seed(24)).transpose(1, 2)  # (B, H, T, Dh) = (3, 2, 5, 4)
-assert torch.equal(my_merge_heads(x), x.transpose(1, 2).reshape(3, 5, 8)), "my_merge_heads: wrong for H = 2, Dh = 4"''',
+x = torch.randn(6, 5, 4, generator=torch.Generator().manual_seed(24))  # (B*H, T, Dh): B = 2, H = 3, T = 5, Dh = 4
+want = torch.stack([torch.cat([x[b * 3 + h] for h in range(3)], dim=-1) for b in range(2)])  # (B, T, E)
+assert torch.equal(my_merge_heads(x, 3), want), "my_merge_heads: wrong for B = 2, H = 3, T = 5, Dh = 4"''',
     "nb05_ex5": '''\
 g = torch.Generator().manual_seed(24)
 q, k, v = torch.randn(2, 3, 12, generator=g), torch.randn(2, 5, 12, generator=g), torch.randn(2, 5, 12, generator=g)
@@ -150,32 +158,48 @@ assert torch.allclose(masked_weights(scores, lens), want, atol=1e-6), \\
     "masked_weights: wrong for valid_lens [5, 1, 3]"''',
     "nb07_ex2": '''\
 import math
-want = torch.tensor([[math.sin(t / 10000 ** (i / 6)) if i % 2 == 0 else math.cos(t / 10000 ** ((i - 1) / 6))
-                      for i in range(6)] for t in range(5)])
-assert torch.allclose(sinusoidal_fixed(5, 6), want, atol=1e-5), "sinusoidal_fixed: wrong for T = 5, E = 6"''',
+angle = [[t * 10000 ** (-2 * (j // 2) / 10) for j in range(10)] for t in range(40)]  # pair j // 2's angle
+pe = torch.tensor([[math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(row)] for row in angle])
+M = shift_matrix(7, 10)
+assert tuple(M.shape) == (10, 10), "shift_matrix: expected a (10, 10) matrix for E = 10"
+assert torch.allclose(pe[:-7] @ M.T.float(), pe[7:], atol=1e-5), "shift_matrix: M_7 PE(t) is not PE(t + 7), E = 10"''',
     "nb07_ex3": '''\
 import math
-x = torch.randn(3, 6, generator=torch.Generator().manual_seed(24))
-positions = torch.tensor([0, 2, 5])
+x = torch.randn(2, 3, 6, generator=torch.Generator().manual_seed(24))  # (B, T, D)
+positions, theta = torch.tensor([0, 2, 5]), torch.tensor([0.9, 0.2, 0.01])
 want = x.clone()
 for t, p in enumerate(positions.tolist()):
     for i in range(3):
-        angle = p * 10000 ** (-2 * i / 6)
-        a, b = x[t, i].item(), x[t, i + 3].item()  # pair i is (i, i + D/2)
-        want[t, i] = a * math.cos(angle) - b * math.sin(angle)
-        want[t, i + 3] = a * math.sin(angle) + b * math.cos(angle)
-assert torch.allclose(rope_rotate_half(x, positions), want, atol=1e-5), "rope_rotate_half: wrong for D = 6"''',
+        angle = p * theta[i].item()
+        a, b = x[:, t, i], x[:, t, i + 3]  # pair i is (i, i + D/2)
+        want[:, t, i] = a * math.cos(angle) - b * math.sin(angle)
+        want[:, t, i + 3] = a * math.sin(angle) + b * math.cos(angle)
+assert torch.allclose(rope_rotate_half(x, positions, theta).double(), want.double(), atol=1e-5), \\
+    "rope_rotate_half: wrong for B = 2, D = 6, theta [0.9, 0.2, 0.01]"''',
     "nb08_ex2": '''\
 m, s, x = torch.tensor([0.0, 5.0]), torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0])
 m_new, s_new = online_update(m, s, x)
 assert torch.allclose(m_new, torch.tensor([3.0, 5.0])), "online_update: wrong running maximum"
 want = torch.tensor([torch.e ** -3 + 1.0, 2.0 + torch.e ** -6])
 assert torch.allclose(s_new, want, atol=1e-6), "online_update: wrong running sum"''',
+    "nb08_ex3": '''\
+g = torch.Generator().manual_seed(24)
+q, k, v = torch.randn(2, 4, 7, generator=g), torch.randn(2, 13, 7, generator=g), torch.randn(2, 13, 3, generator=g)
+k = k * torch.linspace(0.5, 4.0, 13)[None, :, None]  # larger keys later: the maximum rises from block to block
+want = torch.softmax(q @ k.transpose(-2, -1) / 7 ** 0.5, dim=-1) @ v
+assert torch.allclose(blockwise_attention(q, k, v, 5), want, atol=1e-5), \\
+    "blockwise_attention: wrong for Tq = 4, Tk = 13, blocks of 5"''',
     "nb08_ex4": '''\
-kv = torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(24))  # Hkv = 2
-got = expand_kv(kv, 6)  # Hq = 6: query heads 0-2 read kv head 0, 3-5 kv head 1
-assert got.shape == (1, 6, 3, 4), "expand_kv: expected shape (1, 6, 3, 4)"
-assert all(torch.equal(got[:, h], kv[:, h // 3]) for h in range(6)), "expand_kv: wrong grouping for Hkv = 2, Hq = 6"''',
+for q_len, kv_len in ((2, 9), (1, 1), (6, 6), (3, 4)):
+    want = torch.tensor([[j <= i + kv_len - q_len for j in range(kv_len)] for i in range(q_len)])
+    got = cache_causal_mask(q_len, kv_len)
+    assert got.dtype == torch.bool and torch.equal(got, want), \\
+        f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
+    "nb08_ex5": '''\
+kv = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(24))  # Hkv = 3
+got = expand_kv(kv, 12)  # Hq = 12: query heads 0-3 read kv head 0, 4-7 kv head 1, 8-11 kv head 2
+assert got.shape == (2, 12, 4, 5), "expand_kv: expected shape (2, 12, 4, 5)"
+assert all(torch.equal(got[:, h], kv[:, h // 4]) for h in range(12)), "expand_kv: wrong groups for Hkv = 3, Hq = 12"''',
     "nb09_ex2": '''\
 hidden = torch.arange(24, dtype=torch.float32).reshape(2, 4, 3)
 attention_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]])
@@ -185,6 +209,46 @@ assert torch.allclose(mean_pool(hidden, attention_mask), want), "mean_pool: wron
 weights = torch.softmax(torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(24)), dim=-1)
 want = torch.stack([sum(weights[h, i, i - 1] for i in range(1, 5)) / 4 for h in range(2)])
 assert torch.allclose(previous_token_score(weights), want, atol=1e-6), "previous_token_score: wrong for T = 5"''',
+    "nb11_ex1": '''\
+g = torch.Generator().manual_seed(24)
+compressed = torch.randn(2, 4, 6 + 4, generator=g)  # (B, T, r + dR), r = 6, dR = 4
+w_uk = torch.randn(3, 6, 5, generator=g)  # (H, r, dn)
+positions = torch.arange(3, 7)
+part = compressed[..., 6:].double()  # the RoPE part, rotated in rotate-half pairs (i, i + dR / 2)
+angle = positions[:, None].double() * 10000.0 ** (-torch.arange(0, 4, 2).double() / 4)  # (T, dR / 2)
+a, b = part[..., :2], part[..., 2:]
+rope = torch.cat([a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()], dim=-1).float()
+k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :6], w_uk)  # (B, H, T, dn)
+want = torch.cat([k_nope, rope[:, None].expand(-1, 3, -1, -1)], dim=-1)
+got = my_mla_keys(compressed, w_uk, positions)
+assert got.shape == (2, 3, 4, 9) and torch.allclose(got, want, atol=1e-5), \\
+    "my_mla_keys: wrong for r = 6, dR = 4, H = 3 at positions 3..6"''',
+    "nb11_ex2": '''\
+q, k = torch.tensor([5, 9]), torch.tensor([0, 1, 5, 6, 7, 8, 9])
+want = torch.tensor([[0 <= p - j < 3 for j in k.tolist()] for p in q.tolist()])
+got = my_window_mask(q, k, 3)
+assert got.dtype == torch.bool and torch.equal(got, want), "my_window_mask: wrong for queries at 5 and 9, window 3"''',
+    "nb11_ex3": '''\
+g = torch.Generator().manual_seed(24)
+scores, sink = torch.randn(2, 4, 3, 5, generator=g) * 3, torch.randn(4, generator=g)
+e = torch.exp(scores.double())
+want = (e / (e.sum(-1, keepdim=True) + torch.exp(sink.double()).view(1, 4, 1, 1))).float()
+assert torch.allclose(my_sink_softmax(scores, sink), want, atol=1e-6), \\
+    "my_sink_softmax: wrong for H = 4 heads, Tk = 5"''',
+    "nb11_ex4": '''\
+g = torch.Generator().manual_seed(24)
+x, weight = torch.randn(2, 3, 4, 6, generator=g), torch.rand(6, generator=g) + 0.5
+want = weight * x / torch.sqrt((x ** 2).mean(-1, keepdim=True) + 1e-5)
+assert torch.allclose(my_qk_norm(x, weight, 1e-5), want, atol=1e-5), \\
+    "my_qk_norm: wrong for (B, H, T, Dh) = (2, 3, 4, 6)"''',
+    "nb11_ex5": '''\
+g = torch.Generator().manual_seed(24)
+heads, x = torch.randn(2, 2, 3, 5, generator=g), torch.randn(2, 3, 7, generator=g)  # H = 2, Dh = 5, E = 7
+w_gate, w_out = torch.randn(7, 10, generator=g), torch.randn(10, 7, generator=g)
+merged = torch.cat([heads[:, 0], heads[:, 1]], dim=-1)  # head 0's features, then head 1's: (B, T, H * Dh)
+want = (merged * torch.sigmoid(x @ w_gate)) @ w_out
+assert torch.allclose(my_gated_output(heads, x, w_gate, w_out), want, atol=1e-4), \\
+    "my_gated_output: wrong for H = 2, Dh = 5, E = 7"''',
 }
 
 
@@ -226,10 +290,10 @@ def exercises_of(nb: nbformat.NotebookNode, name: str) -> list[Exercise]:
         if match is None:
             raise ValueError(f"{name} cell {index}: a solution cell not followed by a check cell nbNN.check_...(...)")
         module, checker = match.group(1), match.group(2)
-        doc = getattr(importlib.import_module(f"attnlib.exercises.{module}"), checker).__doc__ or ""
-        number = EXERCISE_NUMBER.match(doc)
+        entry = getattr(importlib.import_module(f"attnlib.exercises.{module}"), checker)
+        number = EXERCISE_NUMBER.match(getattr(entry, "name", None) or entry.__doc__ or "")  # an Exercise's name
         if number is None:
-            raise ValueError(f"{name}: {module}.{checker}'s docstring does not start with 'Exercise N'")
+            raise ValueError(f"{name}: {module}.{checker} is not named 'Exercise N'")
         kind = "write" if re.search(r"^\s*def \w+\(", cell.source, re.M) else "predict"
         found.append(Exercise(module, int(number.group(1)), checker, match.group(0).strip(), kind, index, check))
     ids = [e.grade_id for e in found]

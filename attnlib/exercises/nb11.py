@@ -1,0 +1,285 @@
+"""Exercises of notebook 11 (the attention of 2026's open models), declared as data.
+
+Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The tables
+name the notebook's classic mistakes: the RoPE part compressed (rotated) with the rest of the latent, the
+window off by one, the sink added to the numerator, the norm over the wrong axis, the gate after the output
+projection.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..modern import rms_norm, softmax_with_sink
+from ..positions import apply_rope
+from . import Exercise, Mistake, Probe
+
+__all__ = ["check_gated_output", "check_mla_keys", "check_qk_norm", "check_sink_softmax", "check_window_mask"]
+
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# --- Exercise 1: every head's keys from the compressed vector (multi-head latent attention) ---------------
+
+
+def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", split="latent_first",
+             interleaved=False):
+    """[c W_UK,h ; RoPE(k_R)] per head; the keywords switch on one classic mistake each."""
+    rank, rope_dim = w_uk.shape[1], compressed.shape[-1] - w_uk.shape[1]
+    if rotate == "all":  # RoPE on the whole compressed vector, latent included
+        compressed = apply_rope(compressed, positions)
+    if split == "latent_first":
+        latent, rope = compressed[..., :rank], compressed[..., rank:]  # (B, T, r), (B, T, dR)
+    else:
+        rope, latent = compressed[..., :rope_dim], compressed[..., rope_dim:]
+    k_nope = torch.einsum("btr,hrd->bhtd", latent, w_uk)  # (B, T, r) -> (B, H, T, dn)
+    if rotate == "rope":
+        rope = apply_rope(rope, positions, interleaved=interleaved)
+    elif rotate == "from_zero":
+        rope = apply_rope(rope)  # positions 0..T-1 whatever the tokens' positions
+    k_rope = rope[:, None].expand(-1, w_uk.shape[0], -1, -1)  # (B, T, dR) -> (B, H, T, dR): one for all heads
+    key = torch.cat([k_nope, k_rope] if order == "nope_first" else [k_rope, k_nope], dim=-1)
+    return apply_rope(key, positions) if rotate == "key" else key  # "key": the rebuilt keys rotated too
+
+
+def _mla_probes() -> list[Probe]:
+    g = _generator(11)
+    return [Probe((torch.randn(1, 5, 8 + 4, generator=g), torch.randn(2, 8, 6, generator=g), torch.arange(5)),
+                  "B = 1, T = 5, r = 8, dR = 4, H = 2, dn = 6"),
+            Probe((torch.randn(2, 3, 6 + 2, generator=g), torch.randn(3, 6, 4, generator=g), torch.arange(7, 10)),
+                  "a decoding step at positions 7, 8, 9 (r = 6, dR = 2, H = 3)"),
+            Probe((torch.randn(1, 4, 10 + 6, generator=g), torch.randn(4, 10, 3, generator=g), torch.arange(4)),
+                  "r = 10, dR = 6, H = 4, dn = 3")]
+
+
+COMPRESSED_WITH_THE_REST = ("the RoPE part is compressed (rotated) with the rest: only the last dR features, the "
+                            "RoPE part, are rotated; ")
+
+check_mla_keys = Exercise(
+    "Exercise 1", reference=mla_keys, probes=_mla_probes,
+    correct="The latent is up-projected per head, the RoPE part is rotated once and shared by every head: the "
+            "cache needs only c and k_R.",
+    mistakes=[
+        Mistake("Your keys rotate the whole compressed vector, latent included: " + COMPRESSED_WITH_THE_REST
+                + "a rotated latent would carry its token's position into W_UK's product, and the up-projection "
+                "could no longer be absorbed into the query (section 2).",
+                answer=lambda c, w, p: mla_keys(c, w, p, rotate="all")),
+        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + COMPRESSED_WITH_THE_REST
+                + "then a rotation would sit between the query and W_UK, and decoding could not absorb W_UK.",
+                answer=lambda c, w, p: mla_keys(c, w, p, rotate="key")),
+        Mistake("Your RoPE part is not rotated: apply attnlib.apply_rope to it, with the positions given.",
+                answer=lambda c, w, p: mla_keys(c, w, p, rotate="none")),
+        Mistake("Your RoPE part is rotated as if the tokens sat at positions 0, 1, ...: pass the positions given "
+                "(a decoding step starts after the cached tokens).",
+                answer=lambda c, w, p: mla_keys(c, w, p, rotate="from_zero")),
+        Mistake("Your RoPE part was rotated with interleaved pairs: use attnlib.apply_rope's default pairing (the "
+                "one the queries use here).", answer=lambda c, w, p: mla_keys(c, w, p, interleaved=True)),
+        Mistake("Your keys put the RoPE part first: each head's key is c W_UK,h first, then the RoPE part (the "
+                "queries are laid out the same way).", answer=lambda c, w, p: mla_keys(c, w, p, order="rope_first")),
+        Mistake("Your split takes the RoPE part from the first dR features: the latent comes first (r = "
+                "w_uk.shape[1] features), the RoPE part is the last dR.",
+                answer=lambda c, w, p: mla_keys(c, w, p, split="rope_first")),
+        Mistake("Your function multiplied all r + dR features by W_UK: " + COMPRESSED_WITH_THE_REST
+                + "take the first r features as the latent, and only those go through W_UK.",
+                raises=RuntimeError, match="size|shape", example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
+    ])
+
+
+# --- Exercise 2: the sliding-window mask, from positions --------------------------------------------------
+
+
+def window_mask(query_positions, key_positions, window, *, width=0, look_ahead=False):
+    """True where p - window < k <= p; ``width`` moves the left edge (+1: one key too many), ``look_ahead``
+    drops the causal condition."""
+    p, k = query_positions[:, None], key_positions[None, :]  # (Tq, 1), (1, Tk)
+    inside = k > p - window - width
+    return inside & (k < p + window) if look_ahead else inside & (k <= p)
+
+
+def _by_index(query_positions, key_positions, window, *, align):
+    """The mask of the positions 0, 1, ... (top-left) or of keys assumed to end at the last query (bottom-right)."""
+    tq, tk = len(query_positions), len(key_positions)
+    if align == "top_left":
+        return window_mask(torch.arange(tq), torch.arange(tk), window)
+    return window_mask(torch.arange(tk - tq, tk), torch.arange(tk), window)
+
+
+def _window_probes() -> list[Probe]:
+    return [Probe((torch.arange(6), torch.arange(6), 3), "positions 0..5, window = 3"),
+            Probe((torch.arange(6, 9), torch.arange(9), 4), "3 new queries at positions 6..8 after 6 cached keys"),
+            Probe((torch.arange(5), torch.arange(5), 1), "window = 1 (each token sees only itself)"),
+            Probe((torch.tensor([9]), torch.tensor([0, 1, 7, 8, 9]), 4),
+                  "a query at 9, keys at 0 and 1 (kept) and 7..9, window = 4"),
+            Probe((torch.arange(4), torch.arange(4), 6), "a window wider than the sequence, window = 6")]
+
+
+check_window_mask = Exercise(
+    "Exercise 2", reference=window_mask, probes=_window_probes,
+    correct="Each query sees its own position and the window - 1 before it, whatever the positions are.",
+    mistakes=[
+        Mistake("Your window is one key too wide: each query sees window + 1 positions. A window of W is the query's "
+                "own position and the W - 1 before it: k > p - W (transformers: kv_idx > q_idx - sliding_window).",
+                answer=lambda q, k, w: window_mask(q, k, w, width=1)),
+        Mistake("Your window is one key too narrow: each query sees window - 1 positions. A window of W counts the "
+                "query's own position: p - W < k <= p.", answer=lambda q, k, w: window_mask(q, k, w, width=-1)),
+        Mistake("Your mask compares the indices 0, 1, ... instead of the positions given: a decoding step's "
+                "queries come after the cache, at the positions in query_positions.",
+                answer=lambda q, k, w: _by_index(q, k, w, align="top_left")),
+        Mistake("Your mask assumes the keys are the last Tk positions, ending at the last query: compare the "
+                "positions given (a cache may keep an old token beside the recent ones).",
+                answer=lambda q, k, w: _by_index(q, k, w, align="bottom_right")),
+        Mistake("Your window looks ahead: a decoder's query never sees a later position. Keep k <= p beside the "
+                "window's condition.", answer=lambda q, k, w: window_mask(q, k, w, look_ahead=True)),
+        Mistake("Your mask is inverted: in attnlib True means 'may attend'.",
+                answer=lambda q, k, w: ~window_mask(q, k, w)),
+        Mistake("Your mask has the right pattern but is not bool: return a bool tensor (True = may attend).",
+                when=lambda got, args: got.dtype != torch.bool and torch.equal(got.bool(), window_mask(*args)),
+                example=lambda q, k, w: window_mask(q, k, w).int()),
+    ])
+
+
+# --- Exercise 3: softmax with a sink logit -----------------------------------------------------------------
+
+
+def _sink_probes() -> list[Probe]:
+    g = _generator(13)
+    return [Probe((torch.randn(2, 3, 4, 5, generator=g), torch.tensor([0.0, 1.5, -2.0])),
+                  "B = 2, H = 3, Tq = 4, Tk = 5"),
+            Probe((torch.randn(1, 2, 3, 3, generator=g), torch.tensor([3.0, -1.0])), "H = 2, Tq = Tk = 3"),
+            Probe((torch.randn(3, 1, 2, 6, generator=g) * 100 + 900, torch.tensor([1000.0])),
+                  "scores near 1000 and a sink of 1000 (exp overflows)"),
+            Probe((torch.randn(1, 4, 5, 2, generator=g), torch.randn(4, generator=g)), "H = 4, Tq = 5, Tk = 2")]
+
+
+check_sink_softmax = Exercise(
+    "Exercise 3", reference=softmax_with_sink, probes=_sink_probes,
+    correct="exp(sink) joins each row's denominator only: the rows sum to less than 1, the rest goes nowhere.",
+    mistakes=[
+        Mistake("Your rows sum to 1: the sink is missing, or it was added to the scores, where it sits in the "
+                "numerator as well as the denominator and cancels. The sink is one more term of the denominator "
+                "only: weights = exp(s) / (exp(sink) + sum exp(s)).",
+                answer=lambda s, sink: torch.softmax(s, dim=-1), example=lambda s, sink: torch.softmax(
+                    s + sink[:, None, None], dim=-1)),
+        Mistake("Your rows sum to more than 1: exp(sink) was added to the numerator too. It belongs in the "
+                "denominator only; the sink's own share is attention paid to nothing.",
+                when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()),
+                example=lambda s, sink: (s.exp() + sink[:, None, None].exp()) / (
+                    s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
+        Mistake("Your weights dropped a score's column and kept the sink's: the sink's column is the one to drop.",
+                answer=lambda s, sink: torch.softmax(torch.cat([sink[:, None, None].expand(*s.shape[:-1], 1), s],
+                                                               dim=-1), dim=-1)[..., :-1]),
+        Mistake("Your sink is exp(0) = 1 for every head (a softmax 'off by one'): use each head's own logit, "
+                "exp(sink[h]).", answer=lambda s, sink: softmax_with_sink(s, torch.zeros_like(sink))),
+        Mistake("Your weights keep the sink's column (Tk + 1 of them): drop it, it has no value to weigh.",
+                when=lambda got, args: got.shape[-1] == args[0].shape[-1] + 1,
+                example=lambda s, sink: torch.softmax(torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)],
+                                                                dim=-1), dim=-1)),
+        Mistake("Your weights hold NaN where the scores are large: exp(1000) overflows to inf. Subtract each row's "
+                "maximum, the sink's logit included, before exp (or softmax over the Tk + 1 logits).",
+                when=lambda got: bool(torch.isnan(got).any()),
+                example=lambda s, sink: s.exp() / (s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
+        Mistake("Your sink is laid along the wrong axis: there is one logit per head, and the heads are axis 1 of "
+                "(B, H, Tq, Tk): sink.view(1, H, 1, 1), or sink[:, None, None].",
+                raises=RuntimeError, match="size|shape|expand", example=lambda s, sink: torch.softmax(torch.cat(
+                    [s, sink.view(1, 1, -1, 1).expand(*s.shape[:-1], 1)], dim=-1), dim=-1)[..., :-1]),
+    ])
+
+
+# --- Exercise 4: QK-norm ------------------------------------------------------------------------------------
+
+
+def _qk_probes() -> list[Probe]:
+    g = _generator(17)
+    return [Probe((torch.randn(2, 3, 4, 8, generator=g) * 3, torch.rand(8, generator=g) + 0.5, 1e-6),
+                  "(B, H, T, Dh) = (2, 3, 4, 8)"),
+            Probe((torch.randn(1, 2, 5, 6, generator=g) + 2, torch.rand(6, generator=g) + 0.5, 1e-6),
+                  "(1, 2, 5, 6), features with a mean of 2"),
+            Probe((torch.randn(1, 4, 2, 4, generator=g) * 0.1, torch.rand(4, generator=g) + 0.5, 0.05),
+                  "small features (0.1) and eps = 0.05")]
+
+
+def _axes(x, weight, eps, dims):
+    return weight * x * torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)
+
+
+check_qk_norm = Exercise(
+    "Exercise 4", reference=rms_norm, probes=_qk_probes,
+    correct="Each head's Dh features of each token are divided by their root mean square: every query and key "
+            "has the same length before the dot product.",
+    mistakes=[
+        Mistake("Your norm runs over the tokens (dim=-2): normalise over the last axis, each head's Dh features of "
+                "one token.", answer=lambda x, w, eps: _axes(x, w, eps, -2)),
+        Mistake("Your norm runs over the heads (dim=1): normalise over the last axis, each head's Dh features on "
+                "their own.", answer=lambda x, w, eps: _axes(x, w, eps, 1)),
+        Mistake("Your norm runs over all heads' features of a token together (OLMo 2 does that, before splitting "
+                "the heads): Qwen3 and Gemma 3 normalise each head's Dh features on their own, the last axis.",
+                answer=lambda x, w, eps: _axes(x, w, eps, (1, 3))),
+        Mistake("Your norm subtracts the mean (a LayerNorm): RMSNorm only divides by the root mean square.",
+                answer=lambda x, w, eps: w * torch.nn.functional.layer_norm(x, x.shape[-1:], eps=eps)),
+        Mistake("You divided by the vector's length, sqrt(sum(x**2)): RMSNorm divides by the root *mean* square, "
+                "sqrt(mean(x**2) + eps), which is sqrt(Dh) times smaller.",
+                answer=lambda x, w, eps: w * x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps)),
+        Mistake("Your result lacks the gain: multiply by weight, the learned (Dh,) scale.",
+                answer=lambda x, w, eps: rms_norm(x, None, eps)),
+        Mistake("Your eps is added after the square root: it belongs inside, sqrt(mean(x**2) + eps).",
+                answer=lambda x, w, eps: w * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)),
+    ])
+
+
+# --- Exercise 5: the gated output ----------------------------------------------------------------------------
+
+
+def gated_output(heads, x, w_gate, w_out, *, where="before", gate="sigmoid", source="input", merge="transpose"):
+    """out = (merge(heads) * sigmoid(x @ w_gate)) @ w_out; the keywords switch on one classic mistake each."""
+    b, h, t, dh = heads.shape
+    merged = heads.transpose(1, 2).reshape(b, t, h * dh) if merge == "transpose" else heads.reshape(b, t, h * dh)
+    logits = (x if source == "input" else merged) @ w_gate  # (B, T, H*Dh)
+    g = torch.sigmoid(logits) if gate == "sigmoid" else logits
+    if where == "after":
+        return (merged @ w_out) * g  # the gate after the output projection
+    return (merged * g) @ w_out  # (B, T, H*Dh) -> (B, T, E)
+
+
+def _gate_viewed_as_heads(heads, x, w_gate, w_out):
+    b, h, t, dh = heads.shape
+    gate = torch.sigmoid(x @ w_gate).view(b, h, t, dh)  # (B, T, H*Dh) read as (B, H, T, Dh): the wrong features
+    return (heads * gate).transpose(1, 2).reshape(b, t, h * dh) @ w_out
+
+
+def _gate_probes() -> list[Probe]:
+    g = _generator(19)
+    return [Probe((torch.randn(1, 2, 3, 4, generator=g), torch.randn(1, 3, 8, generator=g),
+                   torch.randn(8, 8, generator=g), torch.randn(8, 8, generator=g)),
+                  "B = 1, H = 2, T = 3, Dh = 4, E = 8"),
+            Probe((torch.randn(2, 3, 4, 2, generator=g), torch.randn(2, 4, 6, generator=g),
+                   torch.randn(6, 6, generator=g), torch.randn(6, 6, generator=g)),
+                  "B = 2, H = 3, T = 4, Dh = 2, E = 6"),
+            Probe((torch.randn(1, 4, 2, 3, generator=g), torch.randn(1, 2, 10, generator=g),
+                   torch.randn(10, 12, generator=g), torch.randn(12, 10, generator=g)),
+                  "H * Dh = 12 features, E = 10")]
+
+
+check_gated_output = Exercise(
+    "Exercise 5", reference=gated_output, probes=_gate_probes,
+    correct="The gate, computed from the layer's input, scales each head's features before W_O mixes the heads.",
+    mistakes=[
+        Mistake("Your gate comes after the output projection: it must scale each head's output, merged heads "
+                "times sigmoid(x @ w_gate), before @ w_out mixes the heads together.",
+                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, where="after")),
+        Mistake("Your gate is x @ w_gate itself: squash it with a sigmoid, so that it lies between 0 (the head's "
+                "feature switched off) and 1 (passed).",
+                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, gate="linear")),
+        Mistake("Your gate is computed from the attention's output: Qwen3-Next computes it from the layer's input x "
+                "(the same x the queries come from).",
+                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, source="heads")),
+        Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), mixing tokens: transpose the heads "
+                "behind the tokens first (notebook 05).",
+                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, merge="reshape")),
+        Mistake("Your gate meets the wrong features: the gate's H*Dh features are laid out as the merged heads' "
+                "(head 0's Dh first). Merge the heads to (B, T, H*Dh) and multiply there, or reshape the gate to "
+                "(B, T, H, Dh) and transpose it, not view it as (B, H, T, Dh).", answer=_gate_viewed_as_heads),
+        Mistake("Your output has the merged heads' width and values: finish with the output projection, @ w_out.",
+                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
+    ])

@@ -1,0 +1,312 @@
+"""Notebook 11 (the attention of 2026's open models): learner answers to its five exercises."""
+
+import torch
+import torch.nn.functional as F
+
+import attnlib
+
+from . import right, wrong
+
+EXERCISES = {"check_mla_keys": 1, "check_window_mask": 2, "check_sink_softmax": 3, "check_qk_norm": 4,
+             "check_gated_output": 5}
+
+EX1 = "nb11.check_mla_keys"  # my_mla_keys(compressed, w_uk, positions) -> (B, H, T, dn + dR)
+EX2 = "nb11.check_window_mask"  # my_window_mask(query_positions, key_positions, window) -> bool (Tq, Tk)
+EX3 = "nb11.check_sink_softmax"  # my_sink_softmax(scores, sink) -> (B, H, Tq, Tk)
+EX4 = "nb11.check_qk_norm"  # my_qk_norm(x, weight, eps) -> (B, H, T, Dh)
+EX5 = "nb11.check_gated_output"  # my_gated_output(heads, x, w_gate, w_out) -> (B, T, E)
+
+
+# Exercise 1
+def keys_split(compressed, w_uk, positions):
+    r = w_uk.shape[1]
+    latent, rope = compressed.split([r, compressed.shape[-1] - r], dim=-1)
+    k_nope = torch.einsum("btr,hrd->bhtd", latent, w_uk)
+    k_rope = attnlib.apply_rope(rope, positions).unsqueeze(1).expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([k_nope, k_rope], dim=-1)
+
+
+def keys_matmul(compressed, w_uk, positions):  # latent (B, 1, T, r) @ (H, r, dn) broadcasts over heads
+    r = w_uk.shape[1]
+    k_nope = compressed[:, None, :, :r] @ w_uk
+    k_rope = attnlib.apply_rope(compressed[..., r:], positions)
+    return torch.cat([k_nope, k_rope[:, None].repeat(1, w_uk.shape[0], 1, 1)], dim=-1)
+
+
+def keys_loop(compressed, w_uk, positions):  # one head at a time
+    r = w_uk.shape[1]
+    rope = attnlib.apply_rope(compressed[..., r:], positions)
+    heads = [torch.cat([compressed[..., :r] @ w_uk[h], rope], dim=-1) for h in range(w_uk.shape[0])]
+    return torch.stack(heads, dim=1)
+
+
+def keys_rope_on_4d(compressed, w_uk, positions):  # RoPE after adding the head axis: same rotation
+    r = w_uk.shape[1]
+    rope = attnlib.apply_rope(compressed[..., r:].unsqueeze(1), positions)
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :r], w_uk)
+    return torch.cat([k_nope, rope.expand(-1, k_nope.shape[1], -1, -1)], dim=-1)
+
+
+def keys_rotate_everything(compressed, w_uk, positions):  # RoPE on the whole compressed vector
+    compressed = attnlib.apply_rope(compressed, positions)
+    return keys_split(compressed, w_uk, torch.zeros_like(positions))
+
+
+def keys_rotate_rebuilt(compressed, w_uk, positions):  # RoPE on the full key, rebuilt part included
+    r = w_uk.shape[1]
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :r], w_uk)
+    key = torch.cat([k_nope, compressed[..., r:][:, None].expand(-1, w_uk.shape[0], -1, -1)], dim=-1)
+    return attnlib.apply_rope(key, positions)
+
+
+def keys_unrotated(compressed, w_uk, positions):
+    r = w_uk.shape[1]
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :r], w_uk)
+    return torch.cat([k_nope, compressed[..., r:][:, None].expand(-1, w_uk.shape[0], -1, -1)], dim=-1)
+
+
+def keys_whole_latent(compressed, w_uk, positions):  # all r + dR features through W_UK
+    return torch.einsum("btr,hrd->bhtd", compressed, w_uk)
+
+
+def keys_rope_first(compressed, w_uk, positions):
+    r = w_uk.shape[1]
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :r], w_uk)
+    k_rope = attnlib.apply_rope(compressed[..., r:], positions)[:, None].expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([k_rope, k_nope], dim=-1)
+
+
+# Exercise 2
+def window_where(query_positions, key_positions, window):
+    gap = query_positions[:, None] - key_positions[None, :]
+    return (gap >= 0) & (gap < window)
+
+
+def window_loops(query_positions, key_positions, window):
+    rows = [[0 <= int(p) - int(k) <= window - 1 for k in key_positions] for p in query_positions]
+    return torch.tensor(rows, dtype=torch.bool)
+
+
+def window_unsqueeze(query_positions, key_positions, window):
+    p, k = query_positions.unsqueeze(-1), key_positions.unsqueeze(0)
+    return torch.logical_and(k <= p, k >= p - window + 1)
+
+
+def window_ge(query_positions, key_positions, window):
+    p, k = query_positions[:, None], key_positions[None, :]
+    return (p >= k) & (p - k < window)
+
+
+def window_one_too_wide(query_positions, key_positions, window):  # k >= p - window
+    p, k = query_positions[:, None], key_positions[None, :]
+    return (k <= p) & (k >= p - window)
+
+
+def window_one_too_narrow(query_positions, key_positions, window):
+    p, k = query_positions[:, None], key_positions[None, :]
+    return (k <= p) & (k > p - window + 1)
+
+
+def window_indices(query_positions, key_positions, window):  # arange instead of the positions
+    p, k = torch.arange(len(query_positions))[:, None], torch.arange(len(key_positions))[None, :]
+    return (k <= p) & (k > p - window)
+
+
+def window_two_sided(query_positions, key_positions, window):
+    return (query_positions[:, None] - key_positions[None, :]).abs() < window
+
+
+def window_blocked(query_positions, key_positions, window):  # True = blocked
+    return ~window_where(query_positions, key_positions, window)
+
+
+# Exercise 3
+def sink_cat(scores, sink):
+    column = sink[None, :, None, None].expand(scores.shape[0], -1, scores.shape[2], 1)
+    return torch.cat([scores, column], dim=-1).softmax(dim=-1)[..., :-1]
+
+
+def sink_logsumexp(scores, sink):
+    column = sink.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+    lse = torch.logsumexp(torch.cat([scores, column], dim=-1), dim=-1, keepdim=True)
+    return torch.exp(scores - lse)
+
+
+def sink_max_subtracted(scores, sink):
+    s = sink.view(1, -1, 1, 1)
+    m = torch.maximum(scores.amax(dim=-1, keepdim=True), s)
+    e = torch.exp(scores - m)
+    return e / (e.sum(dim=-1, keepdim=True) + torch.exp(s - m))
+
+
+def sink_rescale(scores, sink):  # softmax, then shrink each row by its share without the sink
+    lse = scores.logsumexp(dim=-1, keepdim=True)
+    return scores.softmax(dim=-1) * torch.sigmoid(lse - sink.view(1, -1, 1, 1))
+
+
+def sink_added_to_scores(scores, sink):
+    return F.softmax(scores + sink.view(1, -1, 1, 1), dim=-1)
+
+
+def sink_in_numerator(scores, sink):
+    s = sink.view(1, -1, 1, 1)
+    m = torch.maximum(scores.amax(dim=-1, keepdim=True), s)
+    e = torch.exp(scores - m)
+    return (e + torch.exp(s - m)) / (e.sum(dim=-1, keepdim=True) + torch.exp(s - m))
+
+
+def sink_naive_exp(scores, sink):  # overflows at scores of 1000
+    e = scores.exp()
+    return e / (e.sum(-1, keepdim=True) + sink.view(1, -1, 1, 1).exp())
+
+
+def sink_plain_softmax(scores, sink):
+    return torch.softmax(scores, dim=-1)
+
+
+def sink_keeps_column(scores, sink):
+    column = sink.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+    return torch.cat([scores, column], dim=-1).softmax(dim=-1)
+
+
+# Exercise 4
+def norm_rsqrt(x, weight, eps):
+    return weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def norm_torch(x, weight, eps):
+    return F.rms_norm(x, (x.shape[-1],), weight, eps)
+
+
+def norm_square_mean(x, weight, eps):
+    rms = torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True) + eps)
+    return (x / rms) * weight
+
+
+def norm_float64(x, weight, eps):
+    y = x.double()
+    return (y / (y.square().mean(-1, keepdim=True) + eps).sqrt() * weight.double()).to(x.dtype)
+
+
+def norm_over_tokens(x, weight, eps):
+    return weight * x * torch.rsqrt(x.pow(2).mean(-2, keepdim=True) + eps)
+
+
+def norm_whole_width(x, weight, eps):  # all heads of a token together
+    return weight * x * torch.rsqrt(x.pow(2).mean(dim=(1, 3), keepdim=True) + eps)
+
+
+def norm_layer_norm(x, weight, eps):
+    return F.layer_norm(x, (x.shape[-1],), weight, None, eps)
+
+
+def norm_l2(x, weight, eps):
+    return weight * F.normalize(x, dim=-1)
+
+
+def norm_no_weight(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def norm_eps_outside(x, weight, eps):
+    return weight * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)
+
+
+# Exercise 5
+def gate_reshape(heads, x, w_gate, w_out):
+    b, h, t, dh = heads.shape
+    merged = heads.transpose(1, 2).reshape(b, t, h * dh)
+    return (merged * torch.sigmoid(x @ w_gate)) @ w_out
+
+
+def gate_on_heads(heads, x, w_gate, w_out):  # gate reshaped to the heads' layout
+    b, h, t, dh = heads.shape
+    gate = torch.sigmoid(x @ w_gate).view(b, t, h, dh).transpose(1, 2)
+    return (heads * gate).transpose(1, 2).flatten(2) @ w_out
+
+
+def gate_einsum(heads, x, w_gate, w_out):
+    merged = torch.einsum("bhtd->bthd", heads).flatten(2)
+    return torch.einsum("bti,ie->bte", merged * F.sigmoid(torch.einsum("bte,ei->bti", x, w_gate)), w_out)
+
+
+def gate_merge_heads(heads, x, w_gate, w_out):
+    return (attnlib.merge_heads(heads) * (x @ w_gate).sigmoid()) @ w_out
+
+
+def gate_after_projection(heads, x, w_gate, w_out):
+    out = attnlib.merge_heads(heads) @ w_out
+    return out * torch.sigmoid(x @ w_gate)
+
+
+def gate_without_sigmoid(heads, x, w_gate, w_out):
+    return (attnlib.merge_heads(heads) * (x @ w_gate)) @ w_out
+
+
+def gate_from_output(heads, x, w_gate, w_out):
+    merged = attnlib.merge_heads(heads)
+    return (merged * torch.sigmoid(merged @ w_gate)) @ w_out
+
+
+def gate_merge_no_transpose(heads, x, w_gate, w_out):
+    b, h, t, dh = heads.shape
+    return (heads.reshape(b, t, h * dh) * torch.sigmoid(x @ w_gate)) @ w_out
+
+
+def gate_no_projection(heads, x, w_gate, w_out):
+    return attnlib.merge_heads(heads) * torch.sigmoid(x @ w_gate)
+
+
+ANSWERS = [
+    # Exercise 1
+    right(EX1, "split-einsum", lambda: keys_split),
+    right(EX1, "matmul-broadcast", lambda: keys_matmul),
+    right(EX1, "loop-over-heads", lambda: keys_loop),
+    right(EX1, "rope-on-4d", lambda: keys_rope_on_4d),
+    wrong(EX1, "rotate-everything", lambda: keys_rotate_everything, ("latent", "compressed", "rotate")),
+    wrong(EX1, "rotate-rebuilt-keys", lambda: keys_rotate_rebuilt, ("rebuilt", "compressed", "W_UK")),
+    wrong(EX1, "unrotated", lambda: keys_unrotated, ("not rotated", "apply_rope")),
+    wrong(EX1, "whole-vector-through-w-uk", lambda: keys_whole_latent, ("r + dR", "latent", "compressed")),
+    wrong(EX1, "rope-first", lambda: keys_rope_first, ("first", "order")),
+    # Exercise 2
+    right(EX2, "gap", lambda: window_where),
+    right(EX2, "python-loops", lambda: window_loops),
+    right(EX2, "logical-and", lambda: window_unsqueeze),
+    right(EX2, "p-minus-k", lambda: window_ge),
+    wrong(EX2, "one-too-wide", lambda: window_one_too_wide, ("too wide", "window + 1")),
+    wrong(EX2, "one-too-narrow", lambda: window_one_too_narrow, ("too narrow", "window - 1")),
+    wrong(EX2, "indices-not-positions", lambda: window_indices, ("positions", "indices")),
+    wrong(EX2, "two-sided", lambda: window_two_sided, ("looks ahead", "later")),
+    wrong(EX2, "true-blocks", lambda: window_blocked, ("inverted", "True")),
+    # Exercise 3
+    right(EX3, "cat-and-drop", lambda: sink_cat),
+    right(EX3, "logsumexp", lambda: sink_logsumexp),
+    right(EX3, "max-subtracted", lambda: sink_max_subtracted),
+    right(EX3, "softmax-times-share", lambda: sink_rescale),
+    wrong(EX3, "added-to-scores", lambda: sink_added_to_scores, ("numerator", "cancels")),
+    wrong(EX3, "sink-in-numerator", lambda: sink_in_numerator, ("numerator",)),
+    wrong(EX3, "overflows", lambda: sink_naive_exp, ("overflow", "maximum")),
+    wrong(EX3, "plain-softmax", lambda: sink_plain_softmax, ("sink is missing", "denominator")),
+    wrong(EX3, "keeps-sink-column", lambda: sink_keeps_column, ("column", "drop")),
+    # Exercise 4
+    right(EX4, "rsqrt", lambda: norm_rsqrt),
+    right(EX4, "torch-rms-norm", lambda: norm_torch),
+    right(EX4, "sqrt-of-mean", lambda: norm_square_mean),
+    right(EX4, "float64", lambda: norm_float64),
+    wrong(EX4, "over-tokens", lambda: norm_over_tokens, ("tokens", "axis")),
+    wrong(EX4, "whole-width", lambda: norm_whole_width, ("OLMo", "all heads")),
+    wrong(EX4, "layer-norm", lambda: norm_layer_norm, ("mean", "LayerNorm")),
+    wrong(EX4, "l2-normalize", lambda: norm_l2, ("length", "mean square")),
+    wrong(EX4, "no-gain", lambda: norm_no_weight, ("gain", "weight")),
+    wrong(EX4, "eps-outside", lambda: norm_eps_outside, ("eps", "inside")),
+    # Exercise 5
+    right(EX5, "transpose-reshape", lambda: gate_reshape),
+    right(EX5, "gate-in-heads-layout", lambda: gate_on_heads),
+    right(EX5, "einsum", lambda: gate_einsum),
+    right(EX5, "attnlib-merge", lambda: gate_merge_heads),
+    wrong(EX5, "after-projection", lambda: gate_after_projection, ("after the output projection",)),
+    wrong(EX5, "no-sigmoid", lambda: gate_without_sigmoid, ("sigmoid",)),
+    wrong(EX5, "gate-from-output", lambda: gate_from_output, ("input", "x")),
+    wrong(EX5, "merge-without-transpose", lambda: gate_merge_no_transpose, ("transpose", "merge")),
+    wrong(EX5, "no-output-projection", lambda: gate_no_projection, ("w_out", "output projection")),
+]
