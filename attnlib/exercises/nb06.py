@@ -1,329 +1,220 @@
-"""Checkers for the exercises of notebook 06 (additive attention).
+"""Exercises of notebook 06 (additive attention), declared as data.
 
-Four exercises, from predicting a shape to writing the masked weights:
-
-- :func:`check_features_shape`: the shape of tanh(W_q q + W_k k) over every (query, key) pair, for
-  the notebook's B = 2, Tq = 3, Tk = 4, Dq = 5, Dk = 7, h = 6.
-- :func:`check_largest_weight`: the largest additive weight when the queries are scaled by 1000
-  (5 queries, 7 keys): the weights flatten to uniform, 1/7, unlike dot-product weights.
-- :func:`check_pair_scores`: the additive scores of every pair with broadcasting, the weights given
-  as plain tensors W_q (h, Dq), W_k (h, Dk), w_v (h,).
-- :func:`check_masked_weights`: the weights of (B, Tq, Tk) scores with the keys at or past each
-  example's valid length masked out.
-
-Each prints one line (see :mod:`attnlib.exercises`) and names the mistakes this notebook is about:
-queries and keys added elementwise instead of pair by pair (no ``unsqueeze``), the two new axes
-swapped, ``tanh`` applied after ``w_v`` or not at all, the additive weights expected to become
-one-hot like dot-product weights, a forgotten mask (padded keys get weight), a mask of the wrong
-polarity, one key too many (``<=``), a mask without its query axis, padded scores filled with 0,
-and a softmax over the wrong axis. The framework's hints are fixed strings; the function checkers
-here run the learner's function once on the first input beforehand, so that their hints can quote
-numbers from the learner's own output (:func:`_first_output`, a helper of this module).
-
-None of the checkers draws from torch's global random generator (their inputs come from a seeded
-``torch.Generator``), so a check cell does not change any later random draw of the notebook.
+Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
+running example: 3 texts of one date ("Sat, 7 Feb 2026", "7.2.2026", "2026.02.07", padded to Tk = 15),
+Tq = 10 queries (the characters of "2026-02-07"), queries of width Dq = 2, keys of width Dk = 3, h = 2.
+The tables name the notebook's classic mistakes: queries and keys added elementwise instead of pair by
+pair, the new axes swapped, tanh in the wrong place, a mask that is missing, off by one, on the queries'
+axis or without its query axis, padding filled with 0, and additive weights expected to turn one-hot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import torch
 
-from . import Mistake, check_function, check_value, number_in_string, read_value, report
-from . import shape_of as _shape_of
+from . import Exercise, Mistake, Probe, as_number, shape_of
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
-# The sizes of section 1 of the notebook.
-B, TQ, TK, DQ, DK, H = 2, 3, 4, 5, 7, 6
-# Section 4: 5 queries, 7 keys.
-SCALED_QUERIES, SCALED_KEYS = 5, 7
+B, TQ, TK, DQ, DK, H = 3, 10, 15, 2, 3, 2  # the running example's sizes
+
+# --- Exercise 1: the shape of tanh(W_q q + W_k k) over every pair ------------------------------------------
+
+check_features_shape = Exercise(
+    "Exercise 1", expected=(B, TQ, TK, H), read=shape_of,
+    unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 4); got {got}.",
+    correct="(B, Tq, Tk, h): one hidden vector of h numbers for every (text, query, key).",
+    diagnose=lambda got, expected, args: f"{got} is not that shape: it has one axis for the texts, one for the "
+                                         "queries, one for the keys and one for the hidden units, in that order.",
+    mistakes=[
+        Mistake("{got} is the shape of the scores, after w_v has turned each pair's hidden units into one number. "
+                "The tanh features still hold h numbers per pair: one more axis.", answer=(B, TQ, TK)),
+        Mistake("{got} is w_v's output kept as a column. The features come before w_v: their last axis holds the "
+                "h hidden units.", answer=(B, TQ, TK, 1)),
+        Mistake("{got} puts the keys before the queries. A query's row holds its pairs with every key, so the "
+                "queries' axis comes first, as in the (B, Tq, Tk) scores.", answer=(B, TK, TQ, H)),
+        Mistake("{got} ends with a width of the inputs. W_q and W_k project the query and the key to the same h "
+                "numbers, which are added, not concatenated: the last axis is h.",
+                when=lambda a: len(a) == 4 and tuple(a[:3]) == (B, TQ, TK) and a[3] in (DK, DQ + DK),
+                example=(B, TQ, TK, DK)),
+        Mistake("{got} stops at the shortest texts. The keys are padded to the longest text, and every padded "
+                "position is a key too (the mask comes later).",
+                when=lambda a: len(a) == 4 and tuple(a[:2]) == (B, TQ) and a[2] in (8, 10) and a[3] == H,
+                example=(B, TQ, 8, H)),
+        Mistake("{got} is one side only, the projected queries or keys (with or without an axis of size 1). The "
+                "two broadcast against each other: one h-vector for every (query, key) pair.", example=(B, TQ, 1, H),
+                when=lambda a: tuple(a) in ((B, TQ, H), (B, TK, H), (B, TQ, 1, H), (B, 1, TK, H))),
+        Mistake("{got} leaves out the batch: every text has its own pairs.", answer=(TQ, TK, H)),
+    ])
 
 
-# ---------------------------------------------------------------------------------------------
-# Helpers
+# --- Exercise 2: the scores of every pair, by broadcasting ---------------------------------------------------
 
 
-def _number(answer: Any) -> float | None:
-    """The answer as a float, or None when it holds no single number (a 0-d tensor, NumPy number, Fraction)."""
-    value = read_value(answer, 0.0)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
+def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", reduce="w_v", new_axes=(2, 1)):
+    """(B, Tq, Dq), (B, Tk, Dk), W_q (h, Dq), W_k (h, Dk), w_v (h,) -> (B, Tq, Tk); the keywords make a mistake."""
+    q, k = queries @ W_q.T, keys @ W_k.T  # (B, Tq, h), (B, Tk, h)
+    if tanh_at == "sides":
+        q, k = torch.tanh(q), torch.tanh(k)
+    summed = q.unsqueeze(new_axes[0]) + k.unsqueeze(new_axes[1])  # (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h)
+    features = torch.tanh(summed) if tanh_at == "sum" else summed
+    if reduce == "sum":
+        return features.sum(dim=-1)
+    return torch.tanh(features @ w_v) if tanh_at == "after" else features @ w_v  # (B, Tq, Tk, h) @ (h,) -> (B, Tq, Tk)
 
 
-def _first_output(function: Any, inputs: Sequence[tuple]) -> torch.Tensor | None:
-    """The learner's function on (copies of) the first input, or None if it is a stub, raises or returns no tensor."""
-    if function is None or function is Ellipsis or not callable(function):
-        return None
-    try:
-        got = function(*(a.clone() if isinstance(a, torch.Tensor) else a for a in inputs[0]))
-    except Exception:  # check_function reports the exception itself
-        return None
-    return got.detach() if isinstance(got, torch.Tensor) else None
+PAIR_SIZES = ((2, 3, 3, 5, 4, 6), (1, 2, 5, 3, 2, 4), (3, 4, 2, 2, 3, 2), (2, 3, 4, 5, 7, 3))  # B, Tq, Tk, Dq, Dk, h
 
 
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+def _pair_probes() -> list[Probe]:  # Tq = Tk first: queries and keys added elementwise run, and are named
+    g = torch.Generator().manual_seed(6)
+    return [Probe((torch.randn(b, tq, dq, generator=g), torch.randn(b, tk, dk, generator=g),
+                   torch.randn(h, dq, generator=g) / dq**0.5, torch.randn(h, dk, generator=g) / dk**0.5,
+                   torch.randn(h, generator=g)), f"B = {b}, Tq = {tq}, Tk = {tk}, Dq = {dq}, Dk = {dk}, h = {h}")
+            for b, tq, tk, dq, dk, h in PAIR_SIZES]
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise 1: predict the shape of the features
+check_pair_scores = Exercise(
+    "Exercise 2", reference=pair_scores, probes=_pair_probes,
+    correct="one additive score per (query, key) pair, by broadcasting (B, Tq, 1, h) + (B, 1, Tk, h).",
+    mistakes=[
+        Mistake(lambda got: f"Your scores have shape {tuple(got.shape)}, one per query, not one per pair: the queries "
+                "and keys were added elementwise (query i with key i only, which runs only when Tq = Tk). Give each "
+                "side an axis for the other with unsqueeze.", when=lambda got: got.dim() == 2,
+                example=lambda q, k, W_q, W_k, w_v: torch.tanh(q @ W_q.T + k @ W_k.T) @ w_v),
+        Mistake("Your scores are the transpose of the right ones, keys down the rows: the queries get the new axis "
+                "after their own (unsqueeze(2)), the keys before theirs (unsqueeze(1)), so the result is (B, Tq, Tk).",
+                answer=lambda *a: pair_scores(*a, new_axes=(1, 2))),
+        Mistake("tanh came after w_v, squashing each score on its own. The formula squashes the h hidden units "
+                "first and then weighs them: w_v . tanh(W_q q + W_k k).",
+                answer=lambda *a: pair_scores(*a, tanh_at="after")),
+        Mistake("You applied tanh to each side on its own and added the results: the sum goes inside the tanh, so "
+                "that the query and the key meet before the squashing.",
+                answer=lambda *a: pair_scores(*a, tanh_at="sides")),
+        Mistake("You summed each pair's h hidden units: w_v weighs them, each with its own weight (a plain sum is "
+                "w_v full of ones).", answer=lambda *a: pair_scores(*a, reduce="sum")),
+        Mistake("No tanh: without it the query's part of the score is the same along its whole row, and the softmax "
+                "ignores it. Apply torch.tanh to the (B, Tq, Tk, h) sum before w_v.",
+                answer=lambda *a: pair_scores(*a, tanh_at="none")),
+        Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: the (B, Tq, Tk, h) tanh features. Finish with "
+                "w_v, which turns each pair's h numbers into one score.", when=lambda got: got.dim() == 4,
+                example=lambda *a: torch.tanh((a[0] @ a[2].T).unsqueeze(2) + (a[1] @ a[3].T).unsqueeze(1))),
+        Mistake("Your rows sum to 1: you returned softmax weights. The exercise asks for the raw scores; the softmax "
+                "comes later, after the mask.", answer=lambda *a: pair_scores(*a).softmax(dim=-1)),
+        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on B = {len(args[0])}, Tq = "
+                f"{args[0].shape[1]}, Tk = {args[1].shape[1]}: two shapes that do not fit. W_q is (h, Dq) and W_k "
+                "(h, Dk), so project with queries @ W_q.T and keys @ W_k.T, then add (B, Tq, 1, h) + (B, 1, Tk, h).",
+                raises=RuntimeError, match="size|shape|dimension|mat",
+                example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q).unsqueeze(2)) @ w_v),
+    ])
 
 
-def check_features_shape(answer: Any) -> None:
-    """Exercise 1: the shape of tanh(W_q q + W_k k) over every pair, (B, Tq, Tk, h) = (2, 3, 4, 6).
-
-    Names: the scores' shape (2, 3, 4) (w_v has not reduced h yet) and (2, 3, 4, 1) (w_v applied,
-    not squeezed); the key axis before the query axis (2, 4, 3, 6); a last axis of Dq = 5, Dk = 7
-    or Dq + Dk = 12 instead of h (both sides are projected to h, then added, not concatenated); one
-    side's projection (2, 3, 6) or (2, 4, 6) (no axis for the other side: not every pair); an
-    unsqueezed operand (2, 3, 1, 6) or (2, 1, 4, 6); a shape without the batch axis (3, 4, 6).
-    """
-    shape = _shape_of(answer)
-    side = "query" if shape and len(shape) > 1 and shape[1] == TQ else "key"
-    mistakes = [
-        Mistake("(2, 3, 4) is the shape of the scores, after w_v has reduced the hidden units. The tanh "
-                "features still hold one h-vector per pair: add the axis h = 6 at the end.", answer=(B, TQ, TK)),
-        Mistake("(2, 3, 4, 1) is w_v's output before squeeze(-1). The features come before w_v: their last "
-                "axis is the hidden width h = 6.", answer=(B, TQ, TK, 1)),
-        Mistake("the queries' axis comes before the keys': the queries get the new axis at 2 and the keys at 1, "
-                "so the sum is (B, Tq, Tk, h) = (2, 3, 4, 6), one row per query as for the scores.",
-                answer=(B, TK, TQ, H)),
-        Mistake(f"your last axis is {shape[-1] if shape else '?'}, a width of the inputs. W_q and W_k project "
-                "the query (Dq = 5) and the key (Dk = 7) to the same hidden width h = 6, and the two are added, "
-                "not concatenated: the last axis is h.",
-                when=lambda a: len(a) == 4 and tuple(a[:3]) == (B, TQ, TK) and a[3] in (DQ, DK, DQ + DK)),
-        Mistake(f"{shape} is the shape of one side's projection, one h-vector per {side}. The sum has one "
-                "h-vector for every (query, key) pair: an axis for the queries (Tq = 3) and one for the keys (Tk = 4).",
-                when=lambda a: tuple(a) in ((B, TQ, H), (B, TK, H))),
-        Mistake(f"{shape} is one of the two operands after unsqueeze. Their axes of size 1 broadcast against "
-                "each other's Tq = 3 and Tk = 4, so the sum is larger than either.",
-                when=lambda a: tuple(a) in ((B, TQ, 1, H), (B, 1, TK, H))),
-        Mistake("you left out the batch axis: every example of the batch (B = 2) has its own pairs, so the "
-                "features are (B, Tq, Tk, h).", when=lambda a: tuple(a) == (TQ, TK, H)),
-    ]
-    check_value("Exercise 1", answer, (B, TQ, TK, H), mistakes,
-                correct="(B, Tq, Tk, h) = (2, 3, 4, 6): one hidden vector of h = 6 numbers for each of the "
-                        "2 x 3 x 4 (query, key) pairs.")
+# --- Exercise 3: mask the padded keys -------------------------------------------------------------------------
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise 2: predict the largest weight when the queries grow
-
-
-def check_largest_weight(answer: Any) -> None:
-    """Exercise 2: the largest additive weight with queries x 1000, 5 queries and 7 keys: 1/7 (uniform).
-
-    Accepts 1/7 = 0.143 to within 0.003 (a prediction written to 2 or 3 decimals). Names: a weight of
-    about 1 (one-hot, which is what dot-product weights do: additive scores are bounded and flatten);
-    1/5 (uniform over the 5 queries instead of the 7 keys); a number below 1/7 (the 7 weights of a
-    query sum to 1, so the largest is at least 1/7); a number outside [0, 1].
-    """
-    if (hint := number_in_string(answer)) is not None:
-        report("Exercise 2", "not yet", hint)
-        return
-    value = _number(answer)
-    uniform = 1 / SCALED_KEYS
-    shown = f"{value:.3g}" if value is not None else repr(answer)
-    mistakes = [
-        Mistake(f"a weight of {shown} is impossible: softmax weights lie between 0 and 1.",
-                when=lambda a: value is not None and not 0 <= value <= 1),
-        Mistake(f"{shown} means one-hot weights: that is what dot-product weights do, because a dot product "
-                "grows with the query. An additive score cannot: tanh saturates at +-1, so the score tends to "
-                "w_v . sign(W_q q), the same number for every key. Equal scores give equal weights.",
-                when=lambda a: value is not None and 0.9 <= value <= 1),
-        Mistake("1/5 would be uniform over the 5 queries; the softmax of a query runs over its keys, and there "
-                "are 7 of them.", when=lambda a: value is not None and abs(value - 1 / SCALED_QUERIES) < 0.003),
-        Mistake(f"the 7 weights of a query sum to 1, so the largest is at least 1/7 = 0.143; {shown} is below "
-                "that.", when=lambda a: value is not None and 0 <= value < uniform - 0.003),
-    ]
-    check_value("Exercise 2", value if value is not None else answer, uniform, mistakes, atol=0.003, rtol=0.0,
-                correct="1/7 = 0.143: the additive weights become uniform over the 7 keys, while the "
-                        "dot-product weights become one-hot.")
-
-
-# ---------------------------------------------------------------------------------------------
-# Exercise 3: the scores of every pair, by broadcasting
-
-
-def _project(queries: torch.Tensor, keys: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor):
-    return queries @ W_q.T, keys @ W_k.T  # (B, Tq, Dq) @ (Dq, h) -> (B, Tq, h); (B, Tk, Dk) @ (Dk, h) -> (B, Tk, h)
-
-
-def _reference_pair_scores(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)) @ w_v  # (B, Tq, Tk, h) @ (h,) -> (B, Tq, Tk)
-
-
-def _swapped_axes(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return torch.tanh(q.unsqueeze(1) + k.unsqueeze(2)) @ w_v  # (B, Tk, Tq)
-
-
-def _tanh_after_w_v(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return torch.tanh((q.unsqueeze(2) + k.unsqueeze(1)) @ w_v)
-
-
-def _no_tanh(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return (q.unsqueeze(2) + k.unsqueeze(1)) @ w_v
-
-
-def _tanh_each_side(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return (torch.tanh(q).unsqueeze(2) + torch.tanh(k).unsqueeze(1)) @ w_v
-
-
-def _features_summed(queries, keys, W_q, W_k, w_v):
-    q, k = _project(queries, keys, W_q, W_k)
-    return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)).sum(dim=-1)
-
-
-def _softmax_of_scores(queries, keys, W_q, W_k, w_v):
-    return torch.softmax(_reference_pair_scores(queries, keys, W_q, W_k, w_v), dim=-1)
-
-
-def _pair_score_inputs() -> list[tuple]:
-    """Two batches: Tq = Tk first (so adding queries and keys elementwise runs, and is recognised), then Tq != Tk."""
-    g = _generator(6)
-    inputs = []
-    for b, tq, tk, dq, dk, h in [(2, 3, 3, 5, 4, 6), (2, 3, 4, 5, 7, 6)]:
-        inputs.append((torch.randn(b, tq, dq, generator=g), torch.randn(b, tk, dk, generator=g),
-                       torch.randn(h, dq, generator=g) / dq**0.5, torch.randn(h, dk, generator=g) / dk**0.5,
-                       torch.randn(h, generator=g)))
-    return inputs
-
-
-def check_pair_scores(function: Any) -> None:
-    """Exercise 3: ``pair_scores(queries, keys, W_q, W_k, w_v)``, the (B, Tq, Tk) additive scores by broadcasting.
-
-    W_q (h, Dq), W_k (h, Dk) and w_v (h,) are plain tensors. Names: queries and keys added elementwise
-    (no unsqueeze: a (B, T) result, query i with key i only); the new axes swapped (the transpose,
-    (B, Tk, Tq)); tanh applied after w_v; no tanh; the (B, Tq, Tk, h) features returned without w_v;
-    a trailing axis of 1 (w_v used as an (h, 1) matrix, not squeezed); softmax weights returned
-    instead of scores; tanh applied to each side before the sum; the h features summed instead of
-    weighted by w_v. The hints quote the shape or values of the learner's output.
-    """
-    inputs = _pair_score_inputs()
-    got = _first_output(function, inputs)
-    shape = tuple(got.shape) if got is not None else None
-    spread = f"{got.abs().max():.2f}" if got is not None and got.numel() else "?"
-    mistakes = [
-        Mistake(f"your scores have shape {shape}, one per query, not one per pair: the queries and keys were added "
-                "elementwise (query i with key i only, which runs only when Tq = Tk). Give each side an axis for "
-                "the other: q.unsqueeze(2) + k.unsqueeze(1) is (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h).",
-                when=lambda g: g.dim() == 2),
-        Mistake("your scores are the transpose of the right ones, keys down the rows: the queries get the new "
-                "axis at 2 (q.unsqueeze(2)) and the keys at 1 (k.unsqueeze(1)), so that the result is "
-                "(B, Tq, Tk).", answer=_swapped_axes),
-        Mistake(f"tanh came after w_v: all your scores lie within +-{spread}, squashed one by one. The formula "
-                "squashes the h hidden units first and then weighs them: w_v . tanh(W_q q + W_k k).",
-                answer=_tanh_after_w_v),
-        Mistake("you applied tanh to each side on its own and added the results: the sum goes inside the tanh, "
-                "w_v . tanh(W_q q + W_k k), so that the query and the key interact before the squashing.",
-                answer=_tanh_each_side),
-        Mistake("you summed the h hidden units of each pair: w_v weighs them, each with its own weight, "
-                "features @ w_v (a plain sum is w_v full of ones).", answer=_features_summed),
-        Mistake("no tanh: without it the query's term w_v . W_q q is the same along its whole row, and the "
-                "softmax ignores it. Apply torch.tanh to the (B, Tq, Tk, h) sum before w_v.", answer=_no_tanh),
-        Mistake(f"your output has shape {shape}: these are the (B, Tq, Tk, h) tanh features. Finish with w_v, "
-                "which turns each pair's h numbers into one score: features @ w_v.",
-                when=lambda g: g.dim() == 4 and g.shape[-1] > 1),
-        Mistake(f"your scores have shape {shape}, with a trailing axis of 1 (w_v used as an (h, 1) matrix). "
-                "Drop it with .squeeze(-1), or multiply by the vector w_v itself.",
-                when=lambda g: g.dim() == 4 and g.shape[-1] == 1),
-        Mistake("your rows sum to 1: you returned the softmax weights. The exercise asks for the raw scores; "
-                "the softmax comes later, after the mask.", answer=_softmax_of_scores),
-    ]
-    check_function("Exercise 3", function, inputs, _reference_pair_scores, mistakes,
-                   correct="one additive score per (query, key) pair, by broadcasting (B, Tq, 1, h) + (B, 1, Tk, h).")
-
-
-# ---------------------------------------------------------------------------------------------
-# Exercise 4: mask the padded keys
-
-
-def _key_mask(scores: torch.Tensor, valid_lens: torch.Tensor, *, inclusive: bool = False) -> torch.Tensor:
-    positions = torch.arange(scores.shape[-1])  # (Tk,)
+def _real(scores: torch.Tensor, valid_lens: torch.Tensor, *, axis: int = -1, inclusive: bool = False):
+    """True for the real keys (axis -1: (B, 1, Tk)); axis 1 compares the lengths with the queries instead."""
+    positions = torch.arange(scores.shape[axis])[:, None] if axis == 1 else torch.arange(scores.shape[-1])
     limit = valid_lens[:, None, None]  # (B,) -> (B, 1, 1)
-    return positions <= limit if inclusive else positions < limit  # (B, 1, Tk), True = may attend
+    return positions <= limit if inclusive else positions < limit  # (B, 1, Tk) or (B, Tq, 1)
 
 
-def _reference_masked_weights(scores, valid_lens):
-    return torch.softmax(scores.masked_fill(~_key_mask(scores, valid_lens), float("-inf")), dim=-1)
+def masked_weights(scores, valid_lens, *, fill=float("-inf"), **where):
+    """(B, Tq, Tk), (B,) -> softmax over the keys with the padded keys at exactly 0."""
+    real = _real(scores, valid_lens, **where)
+    return torch.softmax(scores.masked_fill(~real, fill), dim=-1).nan_to_num(0.0)
 
 
-def _no_mask(scores, valid_lens):
-    return torch.softmax(scores, dim=-1)
+def _padding_share(got, args) -> float:
+    return float((got.nan_to_num(0.0) * ~_real(*args)).sum(-1).max())
 
 
-def _one_key_too_many(scores, valid_lens):
-    return torch.softmax(scores.masked_fill(~_key_mask(scores, valid_lens, inclusive=True), float("-inf")), dim=-1)
+def _on_queries(got, args) -> bool:
+    """The learner's rows equal the unmasked softmax for the queries below each length and differ past it."""
+    scores, valid_lens = args
+    rows = torch.arange(scores.shape[1])[None, :] < valid_lens[:, None]  # (B, Tq): queries below the length
+    free = scores.softmax(dim=-1)
+    return bool((~rows).any()) and torch.allclose(got[rows], free[rows], atol=1e-5) \
+        and not torch.allclose(got[~rows].nan_to_num(-1.0), free[~rows], atol=1e-5)
 
 
-def _mask_without_query_axis(scores, valid_lens):
-    mask = torch.arange(scores.shape[-1]) < valid_lens[:, None]  # (B, Tk): broadcasts as (1, B, Tk)
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+def _masked_probes() -> list[Probe]:  # B = Tq first, so a (B, Tk) mask runs (and is named); text 0 has 1 key
+    g = torch.Generator().manual_seed(60)
+    sizes = [((2, 2, 4), [1, 4]), ((3, 4, 5), [2, 5, 3]), ((1, 3, 6), [4]), ((4, 1, 3), [3, 1, 2, 3])]
+    return [Probe((torch.randn(*shape, generator=g), torch.tensor(lens)), f"scores {shape}, valid_lens {lens}")
+            for shape, lens in sizes]
 
 
-def _zeroed_after_softmax(scores, valid_lens):
-    return torch.softmax(scores, dim=-1) * _key_mask(scores, valid_lens)
+check_masked_weights = Exercise(
+    "Exercise 3", reference=masked_weights, probes=_masked_probes,
+    correct="each query's weights sum to 1 over the real keys, and every padded key gets exactly 0.",
+    mistakes=[
+        Mistake("Your mask is on the queries' axis: it compares the lengths with the query positions, so whole rows "
+                "of queries went to zero while the padded keys still get weight. valid_lens counts keys: compare it "
+                "with torch.arange(Tk), the last axis of the scores, as a (B, 1, Tk) mask.", when=_on_queries,
+                example=lambda s, v: masked_weights(s, v, axis=1)),
+        Mistake(lambda got, args: f"The padded keys get weight (up to {_padding_share(got, args):.2f} of a row): the "
+                "mask is missing. Key j of text b is real when j < valid_lens[b]; build that (B, 1, Tk) mask and "
+                "mask the scores before the softmax.", answer=lambda s, v: s.softmax(dim=-1)),
+        Mistake("One key too many: the key at index valid_lens[b] gets weight. The real keys are j < valid_len "
+                "(indices start at 0), not j <= valid_len.", answer=lambda s, v: masked_weights(s, v, inclusive=True)),
+        Mistake("Your (B, Tk) mask has no query axis: against (B, Tq, Tk) scores its batch axis lines up with the "
+                "queries (it runs when B = Tq, as here), so a query got another text's lengths. Give it a query "
+                "axis, mask[:, None, :], shape (B, 1, Tk).",
+                answer=lambda s, v: s.masked_fill(torch.arange(s.shape[-1]) >= v[:, None], -torch.inf).softmax(-1)),
+        Mistake("You zeroed the padded keys' weights after the softmax without renormalising: each row keeps only "
+                "the real keys' share, not 1. Mask the scores before the softmax (-inf), so that the real keys "
+                "share the whole weight.", answer=lambda s, v: s.softmax(dim=-1) * _real(s, v)),
+        Mistake(lambda got, args: f"The padded scores were set to 0, and exp(0) is not small: the padding still takes "
+                f"up to {_padding_share(got, args):.2f} of a row. Fill them with float('-inf').",
+                answer=lambda s, v: masked_weights(s, v, fill=0.0)),
+        Mistake("The mask is the wrong way round: the real keys get no weight and the padding all of it. True must "
+                "mean may attend: torch.arange(Tk) < valid_lens, not >=.",
+                when=lambda got, args: float((got.nan_to_num(0.0) * _real(*args)).abs().max()) < 1e-6
+                and _padding_share(got, args) > 0.5,
+                example=lambda s, v: s.masked_fill(_real(s, v), float("-inf")).softmax(-1)),
+        Mistake(lambda got: "Your rows do not sum to 1 over the keys (one sums to "
+                f"{float(got.nan_to_num(0.0).sum(-1).flatten()[0]):.2f}): the softmax ran over another axis. "
+                "Normalise over the keys, dim=-1.",
+                when=lambda got: not torch.allclose(got.sum(-1), torch.ones(got.shape[:-1]), atol=1e-4),
+                example=lambda s, v: s.masked_fill(~_real(s, v), float("-inf")).softmax(dim=1)),
+        Mistake("Your mask does not line up with the (B, Tq, Tk) scores: the keys are their last axis, so a mask "
+                "from the lengths is (B, 1, Tk), valid_lens[:, None, None] compared with torch.arange(Tk).",
+                raises=(RuntimeError, ValueError), match="size|shape|broadcast|dimension",
+                example=lambda s, v: s.masked_fill(~(torch.arange(s.shape[-1])[:, None] < v[:, None, None]), 0.0)),
+    ])
 
 
-def _filled_with_zero(scores, valid_lens):
-    return torch.softmax(scores.masked_fill(~_key_mask(scores, valid_lens), 0.0), dim=-1)
+# --- Exercise 4: the largest weight when the queries grow 1000 times ------------------------------------------
 
 
-def _masked_weights_inputs() -> list[tuple]:
-    """First B = Tq = 2 with 4 keys and valid lengths 2 and 4 (so a (B, Tk) mask broadcasts instead of raising)."""
-    g = _generator(60)
-    return [(torch.randn(2, 2, 4, generator=g), torch.tensor([2, 4])),
-            (torch.randn(3, 2, 5, generator=g), torch.tensor([1, 5, 3]))]
+def _near(value: float, tol: float = 0.004):
+    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= tol
 
 
-def check_masked_weights(function: Any) -> None:
-    """Exercise 4: ``masked_weights(scores, valid_lens)``, softmax over the keys with keys j >= valid_lens[b] at 0.
-
-    Names: no mask (padded keys get weight); a mask of the wrong polarity (weight on the padding, none
-    on the real keys); ``j <= valid_len`` (one key too many); a (B, Tk) mask without its query axis
-    (it lines up with the queries when B = Tq); the weights zeroed after the softmax without
-    renormalising; padded scores filled with 0 instead of -inf; a softmax over another axis than the
-    keys (rows that do not sum to 1). The hints quote the learner's weights
-    on the first input: scores (2, 2, 4), valid lengths 2 and 4.
-    """
-    inputs = _masked_weights_inputs()
-    got = _first_output(function, inputs)
-    ok = got is not None and got.shape == (2, 2, 4)
-    padded = f"{got[0, 0, 2:].sum():.2f}" if ok else "?"  # example 0, query 0: weight on keys 2 and 3
-    real = f"{got[0, 0, :2].sum():.2f}" if ok else "?"
-    key2 = f"{got[0, 0, 2]:.2f}" if ok else "?"
-    row_sums = f"{got.nan_to_num().sum(-1).flatten()[0]:.2f}" if ok else "?"
-    mistakes = [
-        Mistake(f"the padded keys get weight: example 0 has 2 real keys, yet its keys 2 and 3 take {padded} of "
-                "query 0's weight. The mask is missing: key j may be attended when j < valid_lens[b]; build that "
-                "(B, 1, Tk) mask and give it to masked_softmax.", answer=_no_mask),
-        Mistake(f"one key too many: example 0 has 2 real keys (0 and 1), yet key 2 gets {key2} of query 0's "
-                "weight. Key j is real when j < valid_len, not j <= valid_len.", answer=_one_key_too_many),
-        Mistake("your mask has no query axis: a (B, Tk) mask against (B, Tq, Tk) scores lines up its batch axis "
-                "with the queries, so query 1 of example 0 was masked with example 1's lengths. Give it a query "
-                "axis, mask[:, None, :], shape (B, 1, Tk).", answer=_mask_without_query_axis),
-        Mistake(f"you zeroed the padded keys' weights after the softmax without renormalising, so each row keeps "
-                f"only the real keys' share (query 0 of example 0 sums to {row_sums}, not 1): the softmax had already "
-                "given the padding its part. Mask the scores before the softmax, masked_fill(~mask, float('-inf')), "
-                "or pass the mask to masked_softmax.", answer=_zeroed_after_softmax),
-        Mistake(f"the padded scores were set to 0, and exp(0) is not small: example 0's padded keys still take "
-                f"{padded} of query 0's weight. Fill them with float('-inf') (or let masked_softmax do it).",
-                answer=_filled_with_zero),
-        Mistake(f"the mask is the wrong way round: example 0's real keys 0 and 1 get {real} of query 0's weight "
-                f"and its padded keys {padded}. True must mean may attend, torch.arange(Tk) < valid_lens, not >=.",
-                when=lambda g: bool(g[0, 0, :2].abs().sum() < 1e-6) and bool(g[0, 0, 2:].nan_to_num().sum() > 0.5)),
-        Mistake(f"your rows do not sum to 1 over the keys (query 0 of example 0 sums to {row_sums}): the softmax "
-                "ran over another axis. Normalise over the keys, dim=-1.",
-                when=lambda g: not torch.allclose(g.sum(-1), torch.ones(g.shape[:-1]), atol=1e-4)),
-    ]
-    check_function("Exercise 4", function, inputs, _reference_masked_weights, mistakes,
-                   correct="each query's weights sum to 1 over the real keys, and every padded key gets exactly 0.")
+check_largest_weight = Exercise(
+    "Exercise 4", expected=1 / TK, decimals=3, read=as_number,
+    diagnose=lambda got, expected, args: (
+        f"Write a number between 0 and 1, such as 0.5 or 1 / 3; got {got!r}." if not isinstance(got, (int, float))
+        else f"{got} is close, but not at three decimals: write three decimals, or the fraction itself."
+        if abs(got - expected) < 0.01 else f"{got} is not what the next cell prints. When W_q q is huge, what is "
+        "left of the key's part W_k k inside each tanh, and what does that make each key's score?"),
+    correct="every hidden unit saturates, every key of a row gets the same score, and the 15 real keys of "
+            "\"Sat, 7 Feb 2026\" share the weight equally.",
+    mistakes=[
+        Mistake("A weight of {got} is impossible: softmax weights lie between 0 and 1.",
+                when=lambda got: isinstance(got, (int, float)) and not 0 <= got <= 1, example=1.5),
+        Mistake("{got} means one-hot weights: that is what dot-product weights do, because a dot product grows with "
+                "the query. An additive score cannot: tanh stops at +-1.", when=lambda got: 0.9 <= got <= 1,
+                example=1.0),
+        Mistake("{got} means the digits still share the weight, as before the scaling. At 1000 times W_q q is so "
+                "large that W_k k no longer moves any hidden unit: what does each key's score become?",
+                when=_near(0.19, 0.021), example=0.2),
+        Mistake("{got} is uniform over 10 things: the 10 queries (but each query's softmax runs over its keys) or "
+                "the characters of \"2026.02.07\" (the question is about the first text).", when=_near(0.1),
+                example=0.1),
+        Mistake("{got} is uniform over the 8 characters of \"7.2.2026\"; the question is about the first text.",
+                when=_near(1 / 8), example=0.125),
+        Mistake("The weights of a row sum to 1 over its real keys, so the largest cannot be below their average; "
+                "{got} is.", when=lambda got: 0 <= got < 1 / TK - 0.001, example=0.01),
+    ])

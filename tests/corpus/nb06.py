@@ -10,16 +10,16 @@ from attnlib import masked_softmax
 
 from . import right, wrong
 
-EXERCISES = {"check_features_shape": 1, "check_largest_weight": 2, "check_pair_scores": 3,
-             "check_masked_weights": 4}
+EXERCISES = {"check_features_shape": 1, "check_pair_scores": 2, "check_masked_weights": 3,
+             "check_largest_weight": 4}
 
-EX1 = "nb06.check_features_shape"  # tanh(W_q q + W_k k) for B = 2, Tq = 3, Tk = 4, h = 6: (2, 3, 4, 6)
-EX2 = "nb06.check_largest_weight"  # queries x 1000: tanh saturates, uniform over 7 keys: 1/7
-EX3 = "nb06.check_pair_scores"
-EX4 = "nb06.check_masked_weights"
+EX1 = "nb06.check_features_shape"  # tanh(W_q q + W_k k) for B = 3 texts, Tq = 10, Tk = 15, h = 2: (3, 10, 15, 2)
+EX2 = "nb06.check_pair_scores"
+EX3 = "nb06.check_masked_weights"
+EX4 = "nb06.check_largest_weight"  # queries x 1000: tanh saturates, uniform over the 15 keys of the first text
 
 
-# Exercise 3: pair_scores(queries, keys, W_q, W_k, w_v) -> (B, Tq, Tk)
+# Exercise 2: pair_scores(queries, keys, W_q, W_k, w_v) -> (B, Tq, Tk)
 def ps_einsum(queries, keys, W_q, W_k, w_v):
     q = torch.einsum("bqd,hd->bqh", queries, W_q)
     k = torch.einsum("bkd,hd->bkh", keys, W_k)
@@ -88,7 +88,7 @@ def ps_softmaxed(queries, keys, W_q, W_k, w_v):  # weights, not scores
     return torch.softmax(torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)) @ w_v, dim=-1)
 
 
-# Exercise 4: masked_weights(scores, valid_lens) -> (B, Tq, Tk)
+# Exercise 3: masked_weights(scores, valid_lens) -> (B, Tq, Tk)
 def mw_masked_fill(scores, valid_lens):
     mask = torch.arange(scores.shape[-1])[None, None, :] < valid_lens[:, None, None]
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
@@ -152,54 +152,80 @@ def mw_zero_fill(scores, valid_lens):  # fills the padded scores with 0, not -in
     return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
 
 
+def mw_float64(scores, valid_lens):  # computes in float64, returns it: wider than the input is fine
+    keep = torch.arange(scores.shape[-1], dtype=torch.float64)[None, None, :] < valid_lens[:, None, None].double()
+    return torch.where(keep, scores.double(), -torch.inf).softmax(dim=-1)
+
+
+def mw_lengths_as_rows(scores, valid_lens):  # the (B, Tq, 1) mask of masked_softmax: the lengths cut the queries
+    return masked_softmax(scores, (torch.arange(scores.shape[1]) < valid_lens[:, None])[:, :, None])
+
+
+def mw_keys_down_the_rows(scores, valid_lens):  # a (B, Tk, 1) mask: keys on the queries' axis, does not fit
+    keep = torch.arange(scores.shape[-1])[None, :, None] < valid_lens[:, None, None]
+    return masked_softmax(scores, keep)
+
+
 ANSWERS = [
     # Exercise 1
-    right(EX1, "tuple", lambda: (2, 3, 4, 6)),
-    right(EX1, "list", lambda: [2, 3, 4, 6]),
-    right(EX1, "torch-size", lambda: torch.Size([2, 3, 4, 6])),
-    right(EX1, "numpy-array", lambda: np.array([2, 3, 4, 6])),
-    right(EX1, "computed", lambda: (torch.zeros(2, 3, 1, 6) + torch.zeros(2, 1, 4, 6)).shape),
-    wrong(EX1, "after-w_v", lambda: (2, 3, 4), ("h", "hidden", "w_v", "before")),
-    wrong(EX1, "no-pairs", lambda: (2, 3, 6), ("Tk", "key", "pair")),
-    wrong(EX1, "keys-first", lambda: (2, 4, 3, 6), ("Tq", "order", "quer")),
-    wrong(EX1, "query-width", lambda: (2, 3, 4, 5), ("h", "hidden", "d_q", "6")),
-    wrong(EX1, "string", lambda: "(2, 3, 4, 6)", ("tuple", "string", "quote")),
+    right(EX1, "tuple", lambda: (3, 10, 15, 2)),
+    right(EX1, "list", lambda: [3, 10, 15, 2]),
+    right(EX1, "torch-size", lambda: torch.Size([3, 10, 15, 2])),
+    right(EX1, "numpy-array", lambda: np.array([3, 10, 15, 2])),
+    right(EX1, "computed", lambda: (torch.zeros(3, 10, 1, 2) + torch.zeros(3, 1, 15, 2)).shape),
+    wrong(EX1, "after-w_v", lambda: (3, 10, 15), ("h", "hidden", "w_v")),
+    wrong(EX1, "no-pairs", lambda: (3, 10, 2), ("pair", "key")),
+    wrong(EX1, "keys-first", lambda: (3, 15, 10, 2), ("keys before the queries", "rows")),
+    wrong(EX1, "key-width", lambda: (3, 10, 15, 3), ("width", "h")),
+    wrong(EX1, "shortest-text", lambda: (3, 10, 8, 2), ("padded", "longest")),
+    wrong(EX1, "no-batch", lambda: (10, 15, 2), ("batch", "text")),
+    wrong(EX1, "string", lambda: "(3, 10, 15, 2)", ("tuple", "string", "quote")),
     # Exercise 2
-    right(EX2, "fraction-expression", lambda: 1 / 7),
-    right(EX2, "three-decimals", lambda: 0.143),
-    right(EX2, "numpy-float32", lambda: np.float32(1 / 7)),
-    right(EX2, "0d-tensor", lambda: torch.tensor(1.0) / 7),
-    right(EX2, "fraction", lambda: Fraction(1, 7)),
-    right(EX2, "four-decimals", lambda: 0.1429),
-    wrong(EX2, "one-hot", lambda: 1.0, ("tanh", "saturat", "uniform", "bound")),
-    wrong(EX2, "over-queries", lambda: 1 / 5, ("7", "keys", "seven")),
-    wrong(EX2, "zero", lambda: 0.0, ("uniform", "7", "sum")),
-    wrong(EX2, "half", lambda: 0.5),
-    wrong(EX2, "string", lambda: "0.143", ("number", "string", "quote")),
+    right(EX2, "einsum", lambda: ps_einsum),
+    right(EX2, "F-linear", lambda: ps_linear),
+    right(EX2, "python-loop", lambda: ps_loop),
+    right(EX2, "matmul-unsqueeze", lambda: ps_matmul),
+    right(EX2, "float64-inside", lambda: ps_float64),
+    wrong(EX2, "no-tanh", lambda: ps_no_tanh, ("tanh",)),
+    wrong(EX2, "unsqueeze-swapped", lambda: ps_unsqueeze_swapped, ("unsqueeze", "transpos", "order")),
+    wrong(EX2, "tanh-each-side", lambda: ps_tanh_each, ("tanh", "sum", "inside")),
+    wrong(EX2, "no-w_v", lambda: ps_no_w_v, ("w_v",)),
+    wrong(EX2, "w_v-inside-tanh", lambda: ps_w_v_inside, ("tanh", "w_v", "after")),
+    wrong(EX2, "weights-swapped", lambda: ps_weights_swapped),
+    wrong(EX2, "softmaxed", lambda: ps_softmaxed, ("softmax", "score")),
+    wrong(EX2, "W_q-not-transposed", lambda: lambda q, k, W_q, W_k, w_v: torch.tanh(
+        (q @ W_q).unsqueeze(2) + (k @ W_k).unsqueeze(1)) @ w_v, (".T", "(h, Dq)")),
     # Exercise 3
-    right(EX3, "einsum", lambda: ps_einsum),
-    right(EX3, "F-linear", lambda: ps_linear),
-    right(EX3, "python-loop", lambda: ps_loop),
-    right(EX3, "matmul-unsqueeze", lambda: ps_matmul),
-    right(EX3, "float64-inside", lambda: ps_float64),
-    wrong(EX3, "no-tanh", lambda: ps_no_tanh, ("tanh",)),
-    wrong(EX3, "unsqueeze-swapped", lambda: ps_unsqueeze_swapped, ("unsqueeze", "(B, Tq, 1, h)", "transpos", "order")),
-    wrong(EX3, "tanh-each-side", lambda: ps_tanh_each, ("tanh", "sum", "inside")),
-    wrong(EX3, "no-w_v", lambda: ps_no_w_v, ("w_v",)),
-    wrong(EX3, "w_v-inside-tanh", lambda: ps_w_v_inside, ("tanh", "w_v", "after")),
-    wrong(EX3, "weights-swapped", lambda: ps_weights_swapped),
-    wrong(EX3, "softmaxed", lambda: ps_softmaxed, ("softmax", "before", "score")),
+    right(EX3, "masked-fill", lambda: mw_masked_fill),
+    right(EX3, "torch-where", lambda: mw_where),
+    right(EX3, "masked-softmax-unsqueeze", lambda: mw_masked_softmax_unsqueeze),
+    right(EX3, "python-loop", lambda: mw_loop),
+    right(EX3, "exp-zero-renormalise", lambda: mw_renormalised),
+    right(EX3, "float64", lambda: mw_float64),
+    wrong(EX3, "not-renormalised", lambda: mw_not_renormalised, ("renormal", "normalis", "normaliz", "divide")),
+    wrong(EX3, "polarity-flipped", lambda: mw_flipped, ("True", "may attend", "wrong way round")),
+    wrong(EX3, "off-by-one", lambda: mw_off_by_one, ("<=", "one key too many")),
+    wrong(EX3, "lengths-on-queries", lambda: mw_queries_axis, ("queries' axis",)),
+    wrong(EX3, "lengths-on-queries-masked-softmax", lambda: mw_lengths_as_rows, ("queries' axis",)),
+    wrong(EX3, "keys-down-the-rows", lambda: mw_keys_down_the_rows, ("(B, 1, Tk)", "line up")),
+    wrong(EX3, "broadcast-trap", lambda: mw_broadcast_trap, ("(B, 1, Tk)", "query axis")),
+    wrong(EX3, "softmax-over-queries", lambda: mw_wrong_axis, ("dim", "axis", "keys")),
+    wrong(EX3, "zero-fill", lambda: mw_zero_fill, ("-inf", "exp(0)")),
+    wrong(EX3, "no-mask", lambda: lambda scores, valid_lens: scores.softmax(-1), ("missing", "padded keys")),
     # Exercise 4
-    right(EX4, "masked-fill", lambda: mw_masked_fill),
-    right(EX4, "torch-where", lambda: mw_where),
-    right(EX4, "masked-softmax-unsqueeze", lambda: mw_masked_softmax_unsqueeze),
-    right(EX4, "python-loop", lambda: mw_loop),
-    right(EX4, "exp-zero-renormalise", lambda: mw_renormalised),
-    wrong(EX4, "not-renormalised", lambda: mw_not_renormalised, ("renormal", "normalis", "normaliz", "divide")),
-    wrong(EX4, "polarity-flipped", lambda: mw_flipped, ("True", "may attend", "flip", "invert", "<")),
-    wrong(EX4, "off-by-one", lambda: mw_off_by_one, ("<=", "<", "one", "off")),
-    wrong(EX4, "lengths-on-queries", lambda: mw_queries_axis, ("key", "quer", "axis", "Tk")),
-    wrong(EX4, "broadcast-trap", lambda: mw_broadcast_trap, ("(B, 1, Tk)", "broadcast", "axis", "[:, None")),
-    wrong(EX4, "softmax-over-queries", lambda: mw_wrong_axis, ("dim", "axis", "keys")),
-    wrong(EX4, "zero-fill", lambda: mw_zero_fill, ("-inf", "inf", "fill", "exactly 0", "zero")),
+    right(EX4, "fraction-expression", lambda: 1 / 15),
+    right(EX4, "three-decimals", lambda: 0.067),
+    right(EX4, "numpy-float32", lambda: np.float32(1 / 15)),
+    right(EX4, "0d-tensor", lambda: torch.tensor(1.0) / 15),
+    right(EX4, "fraction", lambda: Fraction(1, 15)),
+    right(EX4, "four-decimals", lambda: 0.0667),
+    wrong(EX4, "one-hot", lambda: 1.0, ("tanh", "dot", "one-hot")),
+    wrong(EX4, "digits-share", lambda: 0.2, ("digits", "W_k k")),
+    wrong(EX4, "before-scaling", lambda: 0.185, ("digits", "before")),
+    wrong(EX4, "over-queries", lambda: 1 / 10, ("queries", "keys")),
+    wrong(EX4, "other-text", lambda: 1 / 8, ("7.2.2026", "first text")),
+    wrong(EX4, "zero", lambda: 0.0, ("average", "sum")),
+    wrong(EX4, "two-decimals", lambda: 0.07, ("three decimals",)),
+    wrong(EX4, "half", lambda: 0.5, ("tanh", "W_k k")),
+    wrong(EX4, "string", lambda: "0.067", ("number", "string", "quote")),
 ]

@@ -62,9 +62,9 @@ def decoder_mask(attention_mask):
 def my_merge_heads(x, num_heads):
     bh, t, dh = x.shape
     return x.reshape(bh // num_heads, t, num_heads * dh)  # no transpose''', "Your rows mix tokens"),
-    "06_additive_attention": ("nb06_ex4", '''\
+    "06_additive_attention": ("nb06_ex3", '''\
 def masked_weights(scores, valid_lens):
-    return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the padded keys get weight"),
+    return torch.softmax(scores, dim=-1)  # the padded keys are not masked''', "the mask is missing"),
     "07_positional_encoding": ("nb07_ex3", '''\
 def rope_rotate_half(x, positions, theta):
     angle = positions[:, None] * theta

@@ -142,14 +142,14 @@ qh, kh, vh = (t.reshape(2, -1, 4, 3).transpose(1, 2) for t in (q, k, v))  # H = 
 want = (torch.softmax(qh @ kh.transpose(-2, -1) / 3 ** 0.5, dim=-1) @ vh).transpose(1, 2).reshape(2, 3, 12)
 assert torch.allclose(my_multi_head_attention(q, k, v, 4), want, atol=1e-5), \\
     "my_multi_head_attention: wrong for Tq = 3, Tk = 5, num_heads = 4"''',
-    "nb06_ex3": '''\
+    "nb06_ex2": '''\
 g = torch.Generator().manual_seed(24)
 queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, 7, generator=g)
 W_q, W_k, w_v = torch.randn(6, 5, generator=g), torch.randn(6, 7, generator=g), torch.randn(6, generator=g)
 want = torch.tanh((queries @ W_q.T)[:, :, None, :] + (keys @ W_k.T)[:, None, :, :]) @ w_v
 assert torch.allclose(pair_scores(queries, keys, W_q, W_k, w_v), want, atol=1e-5), \\
     "pair_scores: wrong for Dq = 5, Dk = 7, h = 6"''',
-    "nb06_ex4": '''\
+    "nb06_ex3": '''\
 scores = torch.randn(3, 2, 5, generator=torch.Generator().manual_seed(24))
 lens = torch.tensor([5, 1, 3])
 keep = torch.arange(5)[None, None, :] < lens[:, None, None]
