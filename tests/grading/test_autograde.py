@@ -74,7 +74,7 @@ def sinusoidal_fixed(T, E, base=10000.0):
 def expand_kv(kv, num_query_heads):
     return kv.repeat(1, num_query_heads // kv.shape[1], 1, 1)  # tiled, not side by side''',
         "Your heads come out tiled, key/value head order 0, 1, 0, 1, 0, 1"),
-    "09_pretrained_transformers": ("nb09_ex2", '''\
+    "09_pretrained_transformers": ("nb09_ex1", '''\
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
     "10_induction_heads": ("nb10_ex2", "my_untrained_loss = math.log2(64)  # in bits", "the loss in bits"),
