@@ -53,6 +53,16 @@ def test_previous_token_score_on_known_heads():
     assert scores.tolist() == [[1.0, 0.0, 0.5]]
 
 
+def test_an_even_causal_spread_scores_the_mean_of_one_over_the_keys_seen_not_one_over_t():
+    """Query i of a causal head sees i + 1 keys: an even spread gives key i - 1 the weight 1 / (i + 1)."""
+    t = 32
+    even = induction.previous_token_score(torch.tril(torch.ones(t, t)) / torch.arange(1, t + 1)[:, None])
+    assert even.item() == pytest.approx(sum(1 / (i + 1) for i in range(1, t)) / (t - 1))
+    assert 0.09 < even.item() < 0.11 and even.item() > 3 * (1 / t)  # about 0.1, not 1/T = 0.031
+    unmasked = induction.previous_token_score(torch.full((t, t), 1 / t))  # no mask: every key seen
+    assert unmasked.item() == pytest.approx(1 / t)
+
+
 def test_prefix_matching_score_reads_the_token_after_the_earlier_occurrence():
     t, first, second, n = 12, 1, 6, 4  # copies at 1..4 and 6..9
     induction_head = list(range(t))

@@ -1,231 +1,269 @@
-"""Checkers for the exercises of notebook 10, induction heads.
+"""Exercises of notebook 10 (induction heads), declared as data.
 
-One function per exercise; each prints one line ("correct", "not yet. <hint>" or "not attempted
-yet") and returns None. The hints name the classic mistakes: the loss of a uniform guess in bits or
-as a probability instead of nats; a repeated batch whose copies sit at a fixed offset (which a model
-solves by position instead of by induction), overlap, or never reach the ends; the previous-token
-score read off the wrong diagonal or divided by T; the prefix-matching score read at the earlier
-occurrence itself instead of the token after it, or averaged with the first copy's queries; and an
-ablation predicted to leave the loss low (another head taking over) or in the wrong units.
+Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
+tables name the notebook's classic mistakes: a repeated batch whose copies sit at a few fixed distances
+(a model then finds the earlier copy by its position, not by its tokens), overlap, or never reach an end
+of the sequence; a loss in bits or as a probability instead of nats; an even spread scored as 1/T, although
+the causal mask lets query i see only i + 1 keys; an induction head aimed at the earlier occurrence itself
+instead of the token after it; an ablation predicted to leave the loss low.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 
-from ..induction import prefix_matching_score, previous_token_score
-from . import Mistake, check_function, check_value, read_value
+from . import Exercise, Mistake, Probe, as_number
 
-__all__ = ["check_ablation_loss", "check_prefix_matching_score", "check_previous_token_score",
-           "check_repeated_batch", "check_untrained_loss"]
+__all__ = ["check_ablation_loss", "check_even_spread_score", "check_induction_targets", "check_repeated_batch",
+           "check_untrained_loss"]
 
-VOCAB = 64  # the notebook's vocabulary: a uniform guess over 64 tokens
-
-
-def _number(answer: Any) -> Any:
-    """A number the learner wrote (Python, NumPy, Fraction, 0-d or 1-element tensor) as a float, else unchanged."""
-    value = read_value(answer, 0.0)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+VOCAB, T = 64, 32  # the notebook's vocabulary and sequence length
 
 
 def _near(value: float, tol: float):
-    return lambda got: isinstance(got, float) and abs(got - value) <= tol
+    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= tol
 
 
-# --- Exercise 2 (predict, then run): the loss of an untrained model --------------------------------
+def _direction(expected: float, low: str, high: str):
+    """A hint that says which way a prediction is off, never by how much (the next cell measures it)."""
+    return lambda got, want, args: (low if got < expected else high) if isinstance(got, (int, float)) else None
 
 
-def check_untrained_loss(answer: Any) -> None:
-    """Exercise 2: an untrained model spreads its probability evenly over 64 tokens: a loss of ln 64 nats."""
-    expected = math.log(VOCAB)
-    got = _number(answer)
-    mistakes = [
-        Mistake("That is log2(64) = 6, the loss in bits; cross_entropy uses the natural log: ln 64 nats.",
-                when=_near(math.log2(VOCAB), 0.05)),
-        Mistake("1/64 is the probability the model gives the right token; the loss is minus its log, ln 64.",
-                when=_near(1 / VOCAB, 0.002)),
-        Mistake("64 is the number of tokens; the loss of a uniform guess over them is -ln(1/64) = ln 64.",
-                when=_near(VOCAB, 0.5)),
-        Mistake("That is log10(64) = 1.81, a base-10 log; cross_entropy uses the natural log: ln 64 nats.",
-                when=_near(math.log10(VOCAB), 0.05)),
-        Mistake("A loss of 0 means the model is sure and right; an untrained model has no idea, so it guesses "
-                "uniformly: -ln(1/64).", when=_near(0.0, 0.05)),
-    ]
-    check_value("Exercise 2", got, expected, mistakes, atol=0.02, rtol=0,
-                correct=f"ln 64 = {expected:.2f} nats: a uniform guess, on every position alike.")
+# --- Exercise 1: repeated_batch(batch_size, seq_len, repeat_len, vocab_size, generator), judged by its properties ---
 
 
-# --- Exercise 1: the repeated-token batch ------------------------------------------------------------
-
-T, L = 32, 10  # the notebook's sequence and segment lengths
-
-
-def _batch_problem(function: Any) -> str:
-    """'ok' when ``function`` builds a valid repeated batch with random offsets, else the hint naming the fault."""
-    try:
-        out = function(2048, T, L, VOCAB, torch.Generator().manual_seed(0))
-        again = function(2048, T, L, VOCAB, torch.Generator().manual_seed(0))
-    except Exception as err:  # the learner's code: named in one line instead of a traceback
-        return f"Your function raised {type(err).__name__} on repeated_batch(2048, {T}, {L}, {VOCAB}, generator)."
-    if not (isinstance(out, tuple | list) and len(out) == 3 and all(isinstance(x, torch.Tensor) for x in out)):
-        return "Return three tensors: (tokens (B, T), first (B,), second (B,))."
-    tokens, first, second = out
-    if tokens.shape != (2048, T) or first.shape != (2048,) or second.shape != (2048,):
-        return (f"Expected tokens (2048, {T}), first (2048,), second (2048,); got {tuple(tokens.shape)}, "
-                f"{tuple(first.shape)}, {tuple(second.shape)}.")
-    if tokens.is_floating_point() or first.is_floating_point() or second.is_floating_point():
-        return "Token ids and starts are integers (torch.randint gives int64), not floats."
-    if tokens.min() < 0 or tokens.max() >= VOCAB:
-        return f"Token ids must lie in 0 .. {VOCAB - 1}."
-    if not all(torch.equal(a, b) for a, b in zip(out, again)):
-        return "Two calls with the same seed gave different batches: draw everything from the generator you are " \
-               "given (torch.randint(..., generator=generator))."
-    if (first < 0).any() or (second + L > T).any():
-        return f"A copy runs off the sequence: first >= 0 and second + {L} <= {T}."
-    if (first >= second + L).all():
-        return ("first and second are returned in the wrong order: every 'first' starts after its 'second'. "
-                "Return (tokens, first, second), the earlier start first.")
-    if (second < first + L).any():
-        return (f"Your two copies overlap: the second must start at least {L} tokens after the first "
-                "(second >= first + L).")
-    j = torch.arange(L)
-    rows = torch.arange(2048)[:, None]
-    if not torch.equal(tokens[rows, second[:, None] + j], tokens[rows, first[:, None] + j]):
-        return ("tokens[b, second + j] must equal tokens[b, first + j] for j < L: copy the segment after drawing "
-                "the tokens.")
-    if first.unique().numel() == 1 and second.unique().numel() == 1:
-        return (f"Every row has its copies at the same places (first = {int(first[0])}, second = {int(second[0])}): "
-                "you drew one pair of starts for the whole batch. Draw first and second for every row, so a model "
-                "cannot learn the places instead of matching tokens.")
-    if (second - first).unique().numel() == 1:
-        return (f"Your repeats sit at a fixed offset: the second copy always starts {int(second[0] - first[0])} tokens "
-                "after the first. A model then finds the earlier token by its distance (attend to i - offset + 1) "
-                "instead of by matching tokens, and no induction head forms: draw first and second at random.")
-    if first.unique().numel() == 1 or second.unique().numel() == 1:
-        return "One of the copies always starts at the same position: draw both starts at random."
-    if int(first.min()) != 0 or int(second.max()) != T - L:
-        return (f"Your starts never reach the ends (first from 0, second up to T - L = {T - L}): an off-by-one in "
-                "randint's high, which is exclusive.")
-    if tokens[:, 0].unique().numel() < VOCAB // 2:
-        return "The tokens are not random: draw each one uniformly from the vocabulary."
-    return "ok"
+def _parts(got):
+    """(tokens, first, second) when the output has that form (three integer tensors of ranks 2, 1, 1), else None."""
+    if isinstance(got, (tuple, list)) and len(got) == 3 and all(isinstance(x, torch.Tensor) for x in got) \
+            and [x.dim() for x in got] == [2, 1, 1] \
+            and not any(x.is_floating_point() or x.is_complex() or x.dtype == torch.bool for x in got):
+        return tuple(x.long() for x in got)
+    return None
 
 
-def check_repeated_batch(function: Any) -> None:
-    """Exercise 1: ``repeated_batch(batch_size, seq_len, repeat_len, vocab_size, generator)``.
-
-    It returns ``(tokens, first, second)``; judged by its properties, since the batch is random.
-    """
-    if function is None or function is Ellipsis:
-        check_value("Exercise 1", None, "ok")
-        return
-    if callable(function):
-        try:
-            if function(4, T, L, VOCAB, torch.Generator().manual_seed(0)) is None:
-                check_value("Exercise 1", None, "ok")  # the stub's body: not attempted yet
-                return
-        except Exception:  # reported with its inputs by _batch_problem below
-            pass
-        found = _batch_problem(function)
-    else:
-        found = "Expected a function."
-    check_value("Exercise 1", found, "ok", [Mistake(found, answer=found)],
-                correct="Random tokens, one segment twice, at places that change from row to row.")
+def _batch(predicate):
+    """A property of a well-formed batch, ``predicate(tokens, first, second, B, T, L, V)``."""
+    return lambda got, args: _parts(got) is not None and bool(predicate(*_parts(got), *args[:4]))
 
 
-# --- Exercise 3: the previous-token score per head ---------------------------------------------------
+def _batch_with(tokens=None, first_low=0, first_short=0, gap=None, after=None):
+    """repeated_batch, right by default; each keyword makes one classic mistake (for the tests and the solution)."""
+    def make(b, t, n, v, g):
+        x = tokens(b, t, v, g) if tokens else torch.randint(v, (b, t), generator=g)  # (B, T)
+        first = torch.randint(first_low, t - 2 * n + 1 - first_short, (b,), generator=g)  # 0 .. T - 2L
+        room = t - 2 * n - first + 1  # (B,): how many starts the second copy has
+        second = first + n + (gap(room, g) if gap else (torch.rand(b, generator=g) * room).long())
+        rows, j = torch.arange(b)[:, None], torch.arange(n)
+        x[rows, second[:, None] + j] = x[rows, first[:, None] + j]  # (B, L) copied
+        return after(x, first, second, g) if after else (x, first, second)
+    return make
 
 
-def _previous_token_score(weights: torch.Tensor) -> torch.Tensor:
-    return previous_token_score(weights).mean(dim=0)  # (B, H) -> (H,)
+def _same_places(b, t, n, v, g):
+    """One pair of starts for the whole batch: the segment at 0 copied to the end in every row."""
+    x = torch.randint(v, (b, t), generator=g)
+    x[:, t - n:] = x[:, :n]
+    return x, torch.zeros(b, dtype=torch.long), torch.full((b,), t - n)
 
 
-def _causal_weights(b: int, h: int, t: int, seed: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    scores = torch.randn(b, h, t, t, generator=g) * 2
-    blocked = torch.ones(t, t, dtype=torch.bool).triu(1)
-    return scores.masked_fill(blocked, float("-inf")).softmax(dim=-1)  # (B, H, T, T), causal
+def _batch_probes():
+    return [Probe((4096, 32, 10, 64, torch.Generator().manual_seed(0)), "repeated_batch(4096, 32, 10, 64)"),
+            Probe((3000, 20, 4, 9, torch.Generator().manual_seed(1)), "repeated_batch(3000, 20, 4, 9)"),
+            Probe((2000, 15, 6, 50, torch.Generator().manual_seed(2)), "repeated_batch(2000, 15, 6, 50)")]
 
 
-def check_previous_token_score(function: Any) -> None:
-    """Exercise 3: ``previous_token_score(weights (B, H, T, T)) -> (H,)``: mean of weights[b, h, i, i - 1], i >= 1."""
-    inputs = [(_causal_weights(5, 3, 7, 10),), (_causal_weights(2, 4, 4, 11),)]  # B != H, so axes can be told apart
-    mistakes = [
-        Mistake("You averaged the main diagonal, the weight each token gives itself: the previous token is one "
-                "column to the left, weights.diagonal(offset=-1, dim1=-2, dim2=-1).",
-                answer=lambda w: w.diagonal(dim1=-2, dim2=-1).mean(dim=-1).mean(dim=0)),
-        Mistake("You read the next token, which the causal mask hides (its weight is 0 everywhere): offset=+1, or "
-                "offset=-1 with the axes swapped (dim1=-1, dim2=-2). Rows are queries: weights.diagonal(offset=-1, "
-                "dim1=-2, dim2=-1).", answer=lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=(0, -1))),
-        Mistake("You divided by T, counting query 0, which has no previous token: average over the T - 1 entries of "
-                "the diagonal.",
-                answer=lambda w: (w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]).mean(0)),
-        Mistake("You averaged over the heads instead of the batch: the result has one score per head, (H,); "
-                "average over dim 0 (B) and the queries.",
-                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(1, -1))),
-    ]
-    check_function("Exercise 3", function, inputs, _previous_token_score, mistakes,
-                   correct="One score per head: near 1 for a previous-token head, about 1 / T for an even spread.")
+def _uniform(x, v, b, t):
+    counts = torch.bincount(x.flatten(), minlength=v).double() / (b * t / v)  # 1 for each id when uniform
+    return bool(((counts > 0.5) & (counts < 2)).all())
 
 
-# --- Exercise 4: the prefix-matching score on two copies -----------------------------------------------
+check_repeated_batch = Exercise(
+    "Exercise 1", probes=_batch_probes, solution=_batch_with(),
+    same_twice="Two calls with the same generator gave different batches: draw every number from the generator "
+               "you are given (torch.randint(..., generator=generator)), not from torch's global one.",
+    correct="Random tokens, one segment twice, at places that change from row to row.",
+    mistakes=[
+        Mistake("Return three integer tensors: (tokens (B, T), first (B,), second (B,)).",
+                when=lambda got: _parts(got) is None, example=lambda *a: _batch_with()(*a)[0]),
+        Mistake(lambda got, args: f"For repeated_batch({', '.join(map(str, args[:4]))}, generator) expected tokens "
+                f"{tuple(args[:2])}, first and second ({args[0]},); got {', '.join(str(tuple(x.shape)) for x in got)}. "
+                "Read every size from the arguments.",
+                when=lambda got, args: [tuple(x.shape) for x in _parts(got)] != [tuple(args[:2]), args[:1], args[:1]],
+                example=lambda b, t, n, v, g: _batch_with()(b, 32, 10, 64, g)),
+        Mistake(lambda got, args: f"Token ids must lie in 0 .. vocab_size - 1 = {args[3] - 1}; yours run from "
+                f"{int(got[0].min())} to {int(got[0].max())}.",
+                when=_batch(lambda x, f, s, b, t, n, v: x.min() < 0 or x.max() >= v),
+                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(1, v + 1, (b, t), generator=g))),
+        Mistake("A copy runs off the sequence: both copies must fit, first >= 0 and second + repeat_len <= seq_len.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f < 0).any() or (s + n > t).any()),
+                example=_batch_with(after=lambda x, f, s, g: (x, f, s + 1))),
+        Mistake("Every 'first' starts after its 'second': return (tokens, first, second), the earlier start first.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f >= s + n).all()),
+                example=_batch_with(after=lambda x, f, s, g: (x, s, f))),
+        Mistake("Your two copies overlap: the second must start at least repeat_len tokens after the first "
+                "(second >= first + repeat_len).", when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
+                example=_batch_with(gap=lambda room, g: -torch.ones_like(room))),
+        Mistake("tokens[b, second[b] + j] must equal tokens[b, first[b] + j] for every j < repeat_len: copy the whole "
+                "segment, after drawing the tokens.",
+                when=_batch(lambda x, f, s, b, t, n, v: not torch.equal(
+                    x.gather(1, s[:, None] + torch.arange(n)), x.gather(1, f[:, None] + torch.arange(n)))),
+                example=_batch_with(after=lambda x, f, s, g: (torch.randint(int(x.max()) + 1, x.shape, generator=g),
+                                                              f, s))),
+        Mistake("Every row has its copies at the same places: you drew one pair of starts for the whole batch. Draw "
+                "first and second for every row, so that a model cannot learn the places instead of matching tokens.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()),
+                example=_same_places),
+        Mistake(lambda got, args: f"Your second copy starts at only {len(set((got[2] - got[1]).tolist()))} distance(s) "
+                "from the first, where every distance from repeat_len to seq_len - repeat_len must be possible: a "
+                "model then finds the earlier copy by counting back, not by matching tokens, and no induction head "
+                "forms.", when=_batch(lambda x, f, s, b, t, n, v: len(set((s - f).tolist())) < min(3, t - 2 * n + 1)),
+                example=_batch_with(gap=lambda room, g: torch.randint(2, room.shape, generator=g) * (room > 1))),
+        Mistake("The first copy never starts at position 0: the low bound of its start is 0.",
+                when=_batch(lambda x, f, s, b, t, n, v: f.min() > 0), example=_batch_with(first_low=1)),
+        Mistake(lambda got, args: f"The first copy never starts at seq_len - 2 * repeat_len = {args[1] - 2 * args[2]}, "
+                "the last start that leaves room for both copies: randint's high is exclusive, one more than the "
+                "last value it draws.",
+                when=_batch(lambda x, f, s, b, t, n, v: f.max() < t - 2 * n), example=_batch_with(first_short=1)),
+        Mistake("The second copy never reaches the end of the sequence (second + repeat_len = seq_len) for a first "
+                "copy that leaves room: the gap's high bound is one short (randint's high is exclusive).",
+                when=_batch(lambda x, f, s, b, t, n, v: any(s[f == k].max() < t - n for k in f.unique())),
+                example=_batch_with(gap=lambda room, g: (torch.rand(room.shape, generator=g) * (room - 1)).long())),
+        Mistake("Some placements of the two copies never come up: every pair of starts with 0 <= first, "
+                "first + repeat_len <= second and second + repeat_len <= seq_len must be possible.",
+                when=_batch(lambda x, f, s, b, t, n, v: len({(int(i), int(j)) for i, j in zip(f, s)})
+                            < (t - 2 * n + 1) * (t - 2 * n + 2) // 2),
+                example=_batch_with(gap=lambda room, g: (room - 1) * torch.randint(2, room.shape, generator=g))),
+        Mistake(lambda got, args: f"Token id {args[3] - 1}, the last of the vocabulary, never appears: randint's high "
+                "is exclusive, and torch.randint(vocab_size, ...) draws 0 .. vocab_size - 1.",
+                when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1),
+                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v - 1, (b, t), generator=g))),
+        Mistake("Token id 0 never appears: the ids run from 0 to vocab_size - 1.",
+                when=_batch(lambda x, f, s, b, t, n, v: x.min() > 0),
+                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(1, v, (b, t), generator=g))),
+        Mistake("Your tokens are not drawn uniformly: some ids come up far more often than others. Draw each token "
+                "with torch.randint(vocab_size, (batch_size, seq_len), generator=generator).",
+                when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
+                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v, (b, t), generator=g).index_fill(
+                    1, torch.arange(0, t, 3), 0))),
+    ])
 
 
-def _two_copies_score(weights: torch.Tensor, repeat_len: int) -> torch.Tensor:
-    return prefix_matching_score(weights, 0, repeat_len, repeat_len)  # (B, H): queries L .. 2L - 1
+# --- Exercise 2 (predict, then run): the loss of an untrained model, in nats --------------------------------------
+
+check_untrained_loss = Exercise(
+    "Exercise 2", expected=math.log(VOCAB), decimals=1, read=as_number,
+    correct=f"ln 64 = {math.log(VOCAB):.2f} nats: a uniform guess over 64 tokens, on every position alike.",
+    diagnose=_direction(math.log(VOCAB), "Too low for a model that knows nothing: it gives each of the 64 tokens "
+                        "the same probability, and the loss is minus the log of the right token's probability.",
+                        "Too high: a model that knows nothing gives each of the 64 tokens the same probability; "
+                        "the loss is minus the natural log of that probability."),
+    mistakes=[
+        Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
+                when=_near(math.log2(VOCAB), 0.05), example=6),
+        Mistake("{got} is the probability of the right token; the loss is minus its natural log.",
+                when=_near(1 / VOCAB, 0.002), example=1 / 64),
+        Mistake("{got} is the number of tokens; the loss is minus the natural log of the probability of one of them.",
+                when=_near(VOCAB, 0.5), example=64),
+        Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log.", when=_near(math.log10(VOCAB), 0.05),
+                example=1.81),
+        Mistake("A loss of 0 means the model is sure and right; an untrained model knows nothing and guesses "
+                "uniformly.", when=_near(0.0, 0.005), example=0),
+        Mistake("{got} is ln T, a guess over the 32 positions; the model guesses a token, one of the V = 64 of the "
+                "vocabulary.", when=_near(math.log(T), 0.05), example=math.log(32)),
+    ])
 
 
-def _prefix_inputs() -> list[tuple]:
-    return [(_causal_weights(3, 2, 10, 12), 5), (_causal_weights(2, 3, 8, 13), 4)]
+# --- Exercise 3 (predict, then run): the previous-token score of an even spread under the causal mask -------------
+
+EVEN_SPREAD = sum(1 / (i + 1) for i in range(1, T)) / (T - 1)  # query i sees keys 0 .. i: weight 1 / (i + 1) each
+
+check_even_spread_score = Exercise(
+    "Exercise 3", expected=EVEN_SPREAD, decimals=2, read=as_number,
+    correct=f"{EVEN_SPREAD:.3f}: query i sees its i + 1 keys, so it gives the previous one 1 / (i + 1); the mean over "
+            "i = 1 .. 31 is dominated by the first queries (1/2, 1/3, ...): about three times 1/T.",
+    diagnose=_direction(EVEN_SPREAD, "Too low: average, over the queries i = 1 .. T - 1, the weight 1 / (number of "
+                        "keys query i may see).", "Too high: average, over the queries i = 1 .. T - 1, the weight "
+                        "1 / (number of keys query i may see)."),
+    mistakes=[
+        Mistake("{got} spreads each query's weight over all T keys (1/T), but the causal mask lets query i see only "
+                "keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
+                when=lambda got: isinstance(got, (int, float)) and 0.028 <= got <= 0.036, example=1 / 32),
+        Mistake("{got} is 1 over the mean number of keys; the score is the mean of 1 / (number of keys), which is "
+                "larger (the first queries, with few keys, give the previous token much of their weight).",
+                when=_near(2 / (T + 1), 0.004), example=2 / 33),
+        Mistake("{got} counts query 0, which has no previous token, or gives query i only i keys: query i sees the "
+                "i + 1 keys 0 .. i, and the mean runs over i = 1 .. T - 1.",
+                when=lambda got: isinstance(got, (int, float)) and 0.124 <= got <= 0.133, example=0.127),
+        Mistake("{got} is query 1 alone (2 keys); the score averages the queries 1 .. 31, most of which see many keys.",
+                when=_near(0.5, 0.01), example=0.5),
+    ])
 
 
-def check_prefix_matching_score(function: Any) -> None:
-    """Exercise 4: ``prefix_matching_score(weights (B, H, 2L, 2L), repeat_len) -> (B, H)`` on two copies of L tokens."""
-
-    def diag(w: torch.Tensor, offset: int) -> torch.Tensor:
-        return w.diagonal(offset=offset, dim1=-2, dim2=-1)
-
-    mistakes = [
-        Mistake("You scored the earlier occurrence itself (key i - L, the same token as the query): an induction head "
-                "attends to the token right after it, key i - L + 1, the one it copies.",
-                answer=lambda w, n: diag(w, -n).mean(dim=-1)),
-        Mistake("You counted a query of the first copy: diagonal(offset=1 - L) starts at query L - 1, the last token "
-                "of the first copy, which has no earlier occurrence. Keep the second copy's L queries: [..., 1:].",
-                answer=lambda w, n: diag(w, 1 - n).mean(dim=-1)),
-        Mistake("You averaged over all 2L queries, the first copy's included (they have no earlier occurrence to "
-                "match): average over the L queries of the second copy only.",
-                answer=lambda w, n: diag(w, 1 - n)[..., 1:].sum(dim=-1) / (2 * n)),
-        Mistake("You summed the L weights of each head instead of averaging them: the score is their mean, "
-                "between 0 and 1 (.mean(dim=-1)).", answer=lambda w, n: diag(w, 1 - n)[..., 1:].sum(dim=-1)),
-        Mistake("Your scores are all 0: you read keys after their queries (dim1 and dim2 swapped in diagonal, "
-                "or the offset's sign flipped), which the causal mask hides. Rows are queries: "
-                "weights.diagonal(offset=1 - L, dim1=-2, dim2=-1)[..., 1:].",
-                when=lambda got: isinstance(got, torch.Tensor) and got.numel() > 0 and bool((got == 0).all())),
-        Mistake("Key i - L - 1 is the token before the earlier occurrence; the induction head's target is the token "
-                "after it, key i - L + 1.", answer=lambda w, n: diag(w, -n - 1)[..., :].mean(dim=-1)),
-    ]
-    check_function("Exercise 4", function, _prefix_inputs(), _two_copies_score, mistakes,
-                   correct="Query L + j scores key j + 1: the token after the earlier occurrence, what it would copy.")
+# --- Exercise 4: induction_targets(tokens), the key an induction head attends to from every query ------------------
 
 
-# --- Exercise 5 (predict, then run): the loss after ablating the induction heads ------------------------
+def _targets(tokens, pick="latest", shift=1, strict=True, missing=-1):
+    """(B, T) ids -> (B, T): the position after the latest earlier occurrence of each token, -1 when there is none.
+
+    Each keyword switches on one classic mistake: the first occurrence, the occurrence itself (shift=0), the query
+    counted as its own earlier occurrence (strict=False), another value where the token is new."""
+    t = tokens.shape[-1]
+    earlier = (tokens[..., :, None] == tokens[..., None, :]) & torch.ones(t, t, dtype=torch.bool).tril(-int(strict))
+    j = torch.arange(t) if pick == "latest" else t - torch.arange(t)  # the latest (or the first) scores highest
+    found = torch.where(earlier, j, -1).amax(dim=-1)  # (B, T)
+    found = found if pick == "latest" else torch.where(found >= 0, t - found, -1)
+    return torch.where(found >= 0, found + shift, missing)
 
 
-def check_ablation_loss(answer: Any) -> None:
-    """Exercise 5: with layer 1's induction heads zeroed nothing copies: the second copy's loss goes back near ln 64."""
-    got = _number(answer)
-    uniform = math.log(VOCAB)
-    mistakes = [
+def _target_probes():
+    g = torch.Generator().manual_seed(10)
+    segment = torch.randint(50, (2, 6), generator=g)
+    repeated = torch.cat([torch.randint(50, (2, 5), generator=g), segment, segment], dim=1)  # (2, 17)
+    return [Probe((torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5]]),), "the digits of pi, 3 1 4 1 5 9 2 6 5 3 5"),
+            Probe((torch.randint(4, (3, 12), generator=g),), "3 rows of 12 tokens from a vocabulary of 4"),
+            Probe((repeated,), "2 rows: 5 random tokens, then a segment of 6 twice"),
+            Probe((torch.full((1, 5), 7),), "one token five times, 7 7 7 7 7")]
+
+
+check_induction_targets = Exercise(
+    "Exercise 4", reference=_targets, probes=_target_probes,
+    correct="Each query points at the token after the latest earlier copy of its own token: the key an induction "
+            "head attends to, and the token it predicts next.",
+    mistakes=[
+        Mistake("You point at the earlier occurrence itself (the same token as the query). An induction head "
+                "attends to the token right after it, the one it copies: position j + 1.",
+                answer=lambda x: _targets(x, shift=0)),
+        Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at i + 1, a "
+                "future token. Only positions j < i count.", answer=lambda x: _targets(x, strict=False)),
+        Mistake("You take the first occurrence of the token; an induction head reads the latest one before the "
+                "query (the largest j < i), which matters when a token has come up more than once.",
+                answer=lambda x: _targets(x, pick="first")),
+        Mistake(lambda got: f"Where the token has not come up before, return -1 (your function returns "
+                f"{sorted(set(got[got < 1].tolist()) - {-1}) or 'something else'} there).",
+                when=lambda got, args: isinstance(got, torch.Tensor) and got.shape == args[0].shape
+                and torch.equal(got[_targets(args[0]) >= 0], _targets(args[0])[_targets(args[0]) >= 0])
+                and not torch.equal(got, _targets(args[0])),
+                example=lambda x: _targets(x, missing=0)),
+    ])
+
+
+# --- Exercise 5 (predict, then run): the second copy's loss with layer 1's induction heads zeroed --------------
+
+check_ablation_loss = Exercise(
+    "Exercise 5", expected=math.log(VOCAB), atol=0.45, rtol=0.0, read=as_number,
+    correct=f"Near ln 64 = {math.log(VOCAB):.2f}: without the heads that copy, the repeat is as unpredictable as the "
+            "first copy.",
+    diagnose=_direction(math.log(VOCAB), "Lower than what the ablation gives: with the heads that copy gone, what "
+                        "can the model still know about the next token?", "Higher than a uniform guess over the "
+                        "vocabulary, what a model that knows nothing about the next token pays."),
+    mistakes=[
         Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "
-                "induction heads gone the model can only guess: back near ln 64.",
-                when=lambda g: isinstance(g, float) and g < 2.0),
-        Mistake("That is in bits (log2 64 = 6); the losses here are in nats, natural logs: ln 64.",
-                when=_near(math.log2(VOCAB), 0.3)),
-        Mistake("64 is the number of tokens; a uniform guess over them costs ln 64 nats.", when=_near(VOCAB, 1.0)),
-    ]
-    check_value("Exercise 5", got, uniform, mistakes, atol=0.45, rtol=0,
-                correct=f"Near ln 64 = {uniform:.2f}: without the heads that copy, the repeat is as unpredictable as "
-                        "the first copy.")
+                "induction heads gone the model can only guess.", when=lambda got: isinstance(got, (int, float))
+                and 0 <= got < 2.0, example=0.5),
+        Mistake("{got} is in bits (log2 64); the losses here are in nats, natural logs.",
+                when=_near(math.log2(VOCAB), 0.3), example=6),
+        Mistake("64 is the number of tokens; a uniform guess over them costs minus the log of 1/64.",
+                when=_near(VOCAB, 1.0), example=64),
+    ])

@@ -1,4 +1,5 @@
-"""Notebook 09 (pretrained transformers): learner answers to its four exercises."""
+"""Notebook 09 (pretrained transformers): learner answers to its four exercises (numbered as the notebook now
+orders them: mean_pool, previous_token_score for any leading axes, the group size, the cache bytes)."""
 
 from fractions import Fraction
 
@@ -7,15 +8,15 @@ import torch
 
 from . import right, wrong
 
-EXERCISES = {"check_group_size": 1, "check_mean_pool": 2, "check_previous_token_score": 3, "check_cache_bytes": 4}
+EXERCISES = {"check_mean_pool": 1, "check_previous_token_score": 2, "check_group_size": 3, "check_cache_bytes": 4}
 
-EX1 = "nb09.check_group_size"  # 9 query heads share 3 key/value heads: 3
-EX2 = "nb09.check_mean_pool"
-EX3 = "nb09.check_previous_token_score"
+EX1 = "nb09.check_mean_pool"
+EX2 = "nb09.check_previous_token_score"
+EX3 = "nb09.check_group_size"  # 9 query heads share 3 key/value heads: 3
 EX4 = "nb09.check_cache_bytes"  # 2 * 30 * 3 * 64 * 4 = 46080
 
 
-# Exercise 2: mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)
+# Exercise 1: mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E)
 def mp_einsum(hidden, attention_mask):
     m = attention_mask.to(hidden.dtype)
     return torch.einsum("bte,bt->be", hidden, m) / m.sum(dim=1, keepdim=True)
@@ -73,30 +74,39 @@ def mp_mean_over_features(hidden, attention_mask):
     return hidden.mean(dim=2)
 
 
-# Exercise 3: previous_token_score(weights (H, T, T)) -> (H,)
-def pt_positive_dims(weights):
-    return weights.diagonal(offset=-1, dim1=1, dim2=2).mean(dim=1)
+# Exercise 2: previous_token_score(weights (..., T, T)) -> (...), any leading axes
+def pt_negative_dims(weights):
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1)
 
 
 def pt_loop(weights):
     T = weights.shape[-1]
-    return torch.stack([weights[:, i, i - 1] for i in range(1, T)], dim=-1).mean(dim=-1)
+    return torch.stack([weights[..., i, i - 1] for i in range(1, T)], dim=-1).mean(dim=-1)
 
 
 def pt_slice_diagonal(weights):
-    return weights[:, 1:, :-1].diagonal(dim1=-2, dim2=-1).mean(dim=-1)
+    return weights[..., 1:, :-1].diagonal(dim1=-2, dim2=-1).mean(dim=-1)
 
 
 def pt_subdiagonal_mask(weights):
     T = weights.shape[-1]
-    below = torch.diag(torch.ones(T - 1), diagonal=-1)  # 1 at (i, i - 1)
+    below = torch.diag(torch.ones(T - 1, dtype=weights.dtype), diagonal=-1)  # 1 at (i, i - 1)
     return (weights * below).sum(dim=(-2, -1)) / (T - 1)
 
 
-def pt_gather(weights):
-    H, T, _ = weights.shape
-    rows = torch.arange(1, T)
-    return weights[:, rows, rows - 1].mean(dim=-1)
+def pt_indexing_float64(weights):
+    rows = torch.arange(1, weights.shape[-1])
+    return weights.double()[..., rows, rows - 1].mean(dim=-1)
+
+
+def pt_flatten_leading(weights):  # every leading axis folded into one, then unfolded
+    *lead, T, _ = weights.shape
+    flat = weights.reshape(-1, T, T)
+    return torch.stack([torch.diagonal(w, -1).mean() for w in flat]).reshape(lead)
+
+
+def pt_positive_dims(weights):  # right for (H, T, T) only: dims 1 and 2 are not the last two of a 4-d tensor
+    return weights.diagonal(offset=-1, dim1=1, dim2=2).mean(dim=-1)
 
 
 def pt_next_token(weights):
@@ -123,44 +133,52 @@ def pt_mean_over_heads(weights):
     return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=0)
 
 
+def pt_default_dims(weights):  # Tensor.diagonal's default dims 0 and 1
+    return torch.diagonal(weights, -1).mean(dim=-1)
+
+
 ANSWERS = [
     # Exercise 1
-    right(EX1, "int", lambda: 3),
-    right(EX1, "floor-division", lambda: 9 // 3),
-    right(EX1, "float", lambda: 9 / 3),
-    right(EX1, "numpy-int", lambda: np.int64(3)),
-    right(EX1, "0d-tensor", lambda: torch.tensor(3)),
-    right(EX1, "fraction", lambda: Fraction(9, 3)),
-    wrong(EX1, "query-heads", lambda: 9, ("9", "share", "group", "3")),
-    wrong(EX1, "inverted", lambda: 3 / 9, ("9 / 3", "Hq / Hkv", "query heads per", "invert")),
-    wrong(EX1, "kv-heads", lambda: 1, ("group", "share", "ordinary", "per query head")),
-    wrong(EX1, "product", lambda: 27),
-    wrong(EX1, "string", lambda: "3", ("number", "string", "quote")),
+    right(EX1, "einsum", lambda: mp_einsum),
+    right(EX1, "python-loop", lambda: mp_loop),
+    right(EX1, "masked-fill", lambda: mp_masked_fill),
+    right(EX1, "sentence-transformers", lambda: mp_unsqueeze_clamp),
+    right(EX1, "bmm", lambda: mp_bmm),
+    wrong(EX1, "plain-mean", lambda: mp_plain_mean, ("padding", "real", "mask")),
+    wrong(EX1, "divided-by-T", lambda: mp_divide_by_T, ("real", "count", "number of", "T")),
+    wrong(EX1, "divided-by-batch-total", lambda: mp_divide_by_total, ("each", "per", "sentence", "dim=1")),
+    wrong(EX1, "count-without-keepdim", lambda: mp_count_without_keepdim, ("keepdim", "(B, 1)", "broadcast")),
+    wrong(EX1, "averages-padding", lambda: mp_inverted, ("1 for a real", "real", "invert", "padding")),
+    wrong(EX1, "sum-not-mean", lambda: mp_sum, ("divide", "mean", "count")),
+    wrong(EX1, "mean-over-features", lambda: mp_mean_over_features),
     # Exercise 2
-    right(EX2, "einsum", lambda: mp_einsum),
-    right(EX2, "python-loop", lambda: mp_loop),
-    right(EX2, "masked-fill", lambda: mp_masked_fill),
-    right(EX2, "sentence-transformers", lambda: mp_unsqueeze_clamp),
-    right(EX2, "bmm", lambda: mp_bmm),
-    wrong(EX2, "plain-mean", lambda: mp_plain_mean, ("padding", "real", "mask")),
-    wrong(EX2, "divided-by-T", lambda: mp_divide_by_T, ("real", "count", "number of", "T")),
-    wrong(EX2, "divided-by-batch-total", lambda: mp_divide_by_total, ("each", "per", "sentence", "dim=1")),
-    wrong(EX2, "count-without-keepdim", lambda: mp_count_without_keepdim, ("keepdim", "(B, 1)", "broadcast")),
-    wrong(EX2, "averages-padding", lambda: mp_inverted, ("1 for a real", "real", "invert", "padding")),
-    wrong(EX2, "sum-not-mean", lambda: mp_sum, ("divide", "mean", "count")),
-    wrong(EX2, "mean-over-features", lambda: mp_mean_over_features),
+    right(EX2, "negative-dims", lambda: pt_negative_dims),
+    right(EX2, "python-loop", lambda: pt_loop),
+    right(EX2, "sliced-diagonal", lambda: pt_slice_diagonal),
+    right(EX2, "subdiagonal-mask", lambda: pt_subdiagonal_mask),
+    right(EX2, "advanced-indexing-float64", lambda: pt_indexing_float64),
+    right(EX2, "flatten-leading-axes", lambda: pt_flatten_leading),
+    wrong(EX2, "positive-dims-3d-only", lambda: pt_positive_dims, ("leading", "shape", "axis")),
+    wrong(EX2, "next-token", lambda: pt_next_token, ("offset", "-1", "before", "previous")),
+    wrong(EX2, "dims-swapped", lambda: pt_dims_swapped, ("dim1", "dim2", "swap", "transpos")),
+    wrong(EX2, "main-diagonal", lambda: pt_main_diagonal, ("offset", "-1", "itself", "own")),
+    wrong(EX2, "divided-by-T", lambda: pt_divide_by_T, ("T - 1", "mean", "T−1")),
+    wrong(EX2, "sum-not-mean", lambda: pt_sum, ("mean", "T - 1", "average")),
+    wrong(EX2, "mean-over-heads", lambda: pt_mean_over_heads, ("(H,)", "head", "leading", "shape")),
+    wrong(EX2, "default-diagonal-dims", lambda: pt_default_dims, ("dim1", "dim2", "last two", "axes")),
     # Exercise 3
-    right(EX3, "positive-dims", lambda: pt_positive_dims),
-    right(EX3, "python-loop", lambda: pt_loop),
-    right(EX3, "sliced-diagonal", lambda: pt_slice_diagonal),
-    right(EX3, "subdiagonal-mask", lambda: pt_subdiagonal_mask),
-    right(EX3, "advanced-indexing", lambda: pt_gather),
-    wrong(EX3, "next-token", lambda: pt_next_token, ("offset", "-1", "before", "previous")),
-    wrong(EX3, "dims-swapped", lambda: pt_dims_swapped, ("dim1", "dim2", "swap", "transpos")),
-    wrong(EX3, "main-diagonal", lambda: pt_main_diagonal, ("offset", "-1", "itself", "own")),
-    wrong(EX3, "divided-by-T", lambda: pt_divide_by_T, ("T - 1", "mean", "T−1")),
-    wrong(EX3, "sum-not-mean", lambda: pt_sum, ("mean", "T - 1", "average")),
-    wrong(EX3, "mean-over-heads", lambda: pt_mean_over_heads, ("(H,)", "head", "dim=-1", "shape")),
+    right(EX3, "int", lambda: 3),
+    right(EX3, "floor-division", lambda: 9 // 3),
+    right(EX3, "float", lambda: 9 / 3),
+    right(EX3, "numpy-int", lambda: np.int64(3)),
+    right(EX3, "0d-tensor", lambda: torch.tensor(3)),
+    right(EX3, "fraction", lambda: Fraction(9, 3)),
+    wrong(EX3, "query-heads", lambda: 9, ("9", "share", "group", "3")),
+    wrong(EX3, "inverted", lambda: 3 / 9, ("9 / 3", "Hq / Hkv", "query heads per", "invert")),
+    wrong(EX3, "kv-heads", lambda: 1, ("group", "share", "ordinary", "per query head")),
+    wrong(EX3, "kv-width", lambda: 192, ("width", "64", "Dh")),
+    wrong(EX3, "product", lambda: 27),
+    wrong(EX3, "string", lambda: "3", ("number", "string", "quote")),
     # Exercise 4
     right(EX4, "int", lambda: 46080),
     right(EX4, "expression", lambda: 2 * 30 * 3 * 64 * 4),
@@ -173,5 +191,6 @@ ANSWERS = [
     wrong(EX4, "one-layer", lambda: 2 * 3 * 64 * 4, ("30", "layers")),
     wrong(EX4, "numbers-not-bytes", lambda: 2 * 30 * 3 * 64, ("4", "bytes", "float32")),
     wrong(EX4, "kib", lambda: 45, ("bytes", "KiB", "1024")),
+    wrong(EX4, "bits", lambda: 46080 * 8, ("bits", "bytes", "8")),
     wrong(EX4, "string", lambda: "46080", ("number", "string", "quote")),
 ]

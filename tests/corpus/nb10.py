@@ -1,4 +1,5 @@
-"""Notebook 10 (induction heads): learner answers to its five exercises.
+"""Notebook 10 (induction heads): learner answers to its five exercises (Exercises 3 and 4 redesigned:
+the previous-token score of an even causal spread, and the induction rule as a function).
 
 Written from notebook 10's prompts, stubs and check cells (learner and solved versions) and the public
 ``attnlib.induction``, without reading its checkers. The module imports nothing of notebook 10's, so
@@ -13,13 +14,13 @@ import torch
 
 from . import right, wrong
 
-EXERCISES = {"check_repeated_batch": 1, "check_untrained_loss": 2, "check_previous_token_score": 3,
-             "check_prefix_matching_score": 4, "check_ablation_loss": 5}
+EXERCISES = {"check_repeated_batch": 1, "check_untrained_loss": 2, "check_even_spread_score": 3,
+             "check_induction_targets": 4, "check_ablation_loss": 5}
 
 EX1 = "nb10.check_repeated_batch"
 EX2 = "nb10.check_untrained_loss"  # a uniform guess over V = 64 tokens: ln 64 = 4.16 nats
-EX3 = "nb10.check_previous_token_score"
-EX4 = "nb10.check_prefix_matching_score"
+EX3 = "nb10.check_even_spread_score"  # causal even spread at T = 32: mean of 1/(i + 1), i = 1..31 = 0.0987
+EX4 = "nb10.check_induction_targets"
 EX5 = "nb10.check_ablation_loss"  # induction heads zeroed: back near ln 64 = 4.16 nats
 
 
@@ -149,117 +150,121 @@ def rb_starts_swapped(batch_size, seq_len, repeat_len, vocab_size, generator):
     return tokens, second, first
 
 
-# Exercise 3: previous_token_score(weights (B, H, T, T)) -> (H,)
-def pt_loop(weights):
-    T = weights.shape[-1]
-    return torch.stack([weights[:, :, i, i - 1] for i in range(1, T)], dim=-1).mean(dim=(0, 2))
+def rb_last_id_missing(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """randint(vocab_size - 1, ...): the ids run 0 .. V - 2, the last id never drawn."""
+    tokens, first, second = rb_sorted_pair(batch_size, seq_len, repeat_len, vocab_size - 1, generator)
+    return tokens, first, second
 
 
-def pt_positive_dims_batch_first(weights):
-    return weights.mean(dim=0).diagonal(offset=-1, dim1=1, dim2=2).mean(dim=1)
-
-
-def pt_sliced_diagonal(weights):
-    return weights[..., 1:, :-1].diagonal(dim1=-2, dim2=-1).mean(dim=(0, -1))
-
-
-def pt_subdiagonal_einsum(weights):
-    B, H, T, _ = weights.shape
-    below = torch.diag(torch.ones(T - 1, dtype=weights.dtype), diagonal=-1)  # 1 at (i, i - 1)
-    return torch.einsum("bhqk,qk->h", weights, below) / (B * (T - 1))
-
-
-def pt_float64(weights):
-    i = torch.arange(1, weights.shape[-1])
-    return weights.double()[:, :, i, i - 1].mean(dim=(0, 2))
-
-
-def pt_next_token(weights):
-    return weights.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=(0, -1))
-
-
-def pt_dims_swapped(weights):
-    return weights.diagonal(offset=-1, dim1=-1, dim2=-2).mean(dim=(0, -1))
-
-
-def pt_main_diagonal(weights):
-    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=(0, -1))
-
-
-def pt_divided_by_T(weights):
-    B, T = weights.shape[0], weights.shape[-1]
-    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=(0, -1)) / (B * T)
-
-
-def pt_per_sequence(weights):  # (B, H): the batch not averaged
-    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1)
-
-
-def pt_default_dims(weights):  # torch.diagonal's default dim1=0, dim2=1: the batch and head axes
-    return torch.diagonal(weights, -1).mean(dim=-1).mean(dim=0)
-
-
-def pt_mean_over_heads(weights):  # (T - 1,): one number per query
-    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 1))
-
-
-# Exercise 4: prefix_matching_score(weights (B, H, 2L, 2L), repeat_len) -> (B, H)
-def pm_loop(weights, repeat_len):
+def rb_two_distances(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """The second copy right after the first, or one token later: only two distances."""
     L = repeat_len
-    return torch.stack([weights[..., L + j, j + 1] for j in range(L)], dim=-1).mean(dim=-1)
+    tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
+    first = torch.randint(seq_len - 2 * L, (batch_size,), generator=generator)  # room for a gap of 1
+    second = first + L + torch.randint(2, (batch_size,), generator=generator)
+    rows, j = torch.arange(batch_size)[:, None], torch.arange(L)
+    tokens[rows, second[:, None] + j] = tokens[rows, first[:, None] + j]
+    return tokens, first, second
 
 
-def pm_indexing(weights, repeat_len):
-    queries = torch.arange(repeat_len, 2 * repeat_len)  # the second copy
-    return weights[..., queries, queries - repeat_len + 1].mean(dim=-1)
-
-
-def pm_block_diagonal(weights, repeat_len):
+def rb_first_from_one(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """randint(1, T - 2L + 1): the low bound of the first start off by one, never 0."""
     L = repeat_len
-    return weights[..., L:, 1:L + 1].diagonal(dim1=-2, dim2=-1).mean(dim=-1)  # rows L.., columns 1..
+    tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
+    first = torch.randint(1, seq_len - 2 * L + 1, (batch_size,), generator=generator)
+    second = first + L + (torch.rand(batch_size, generator=generator) * (seq_len - 2 * L - first + 1)).long()
+    rows, j = torch.arange(batch_size)[:, None], torch.arange(L)
+    tokens[rows, second[:, None] + j] = tokens[rows, first[:, None] + j]
+    return tokens, first, second
 
 
-def pm_gather(weights, repeat_len):
+def rb_first_high_exclusive(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """randint(T - 2L): the first copy never starts at T - 2L."""
     L = repeat_len
-    keys = torch.arange(1, L + 1).expand(*weights.shape[:-2], L)[..., None]  # (B, H, L, 1)
-    return weights[..., L:, :].gather(-1, keys).squeeze(-1).mean(dim=-1)
+    tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
+    first = torch.randint(seq_len - 2 * L, (batch_size,), generator=generator)
+    second = first + L + (torch.rand(batch_size, generator=generator) * (seq_len - 2 * L - first + 1)).long()
+    rows, j = torch.arange(batch_size)[:, None], torch.arange(L)
+    tokens[rows, second[:, None] + j] = tokens[rows, first[:, None] + j]
+    return tokens, first, second
 
 
-def pm_mask_float64(weights, repeat_len):
-    L, T = repeat_len, weights.shape[-1]
-    pick = torch.zeros(T, T, dtype=torch.float64)
-    pick[torch.arange(L, 2 * L), torch.arange(1, L + 1)] = 1.0
-    return (weights.double() * pick).sum(dim=(-2, -1)) / L
+def rb_hard_coded_sizes(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """The notebook's T = 32, L = 10, V = 64 written in, whatever the arguments say."""
+    return rb_sorted_pair(batch_size, 32, 10, 64, generator)
 
 
-def pm_earlier_occurrence(weights, repeat_len):  # key j: the same token as the query, not the one after it
-    return weights.diagonal(offset=-repeat_len, dim1=-2, dim2=-1).mean(dim=-1)
+# Exercise 3: a head that spreads its weight evenly under the causal mask, T = 32: its previous-token score
+def even_score_loop():
+    return sum(1 / (i + 1) for i in range(1, 32)) / 31
 
 
-def pm_with_first_copy(weights, repeat_len):  # the whole diagonal: query L - 1 (first copy) counted too
-    return weights.diagonal(offset=1 - repeat_len, dim1=-2, dim2=-1).mean(dim=-1)
+def even_score_tensor():
+    w = torch.tril(torch.ones(32, 32))
+    w = w / w.sum(dim=-1, keepdim=True)  # each row spread over its keys
+    return w.diagonal(offset=-1).mean()
 
 
-def pm_two_after(weights, repeat_len):  # key j + 2
-    L = repeat_len
-    return torch.stack([weights[..., L + j, j + 2] for j in range(L - 1)], dim=-1).mean(dim=-1)
+def even_score_harmonic():
+    return (sum(1 / k for k in range(1, 33)) - 1) / 31  # (H_32 - 1) / (T - 1)
 
 
-def pm_dims_swapped(weights, repeat_len):  # weights[..., j + 1, L + j]: above the diagonal
-    return weights.diagonal(offset=1 - repeat_len, dim1=-1, dim2=-2)[..., 1:].mean(dim=-1)
+# Exercise 4: induction_targets(tokens (B, T)) -> (B, T): position after the latest earlier occurrence, or -1
+def it_loops(tokens):
+    B, T = tokens.shape
+    out = torch.full((B, T), -1, dtype=torch.long)
+    for b in range(B):
+        for i in range(T):
+            for j in range(i - 1, -1, -1):
+                if tokens[b, j] == tokens[b, i]:
+                    out[b, i] = j + 1
+                    break
+    return out
 
 
-def pm_sum(weights, repeat_len):
-    return weights.diagonal(offset=1 - repeat_len, dim1=-2, dim2=-1)[..., 1:].sum(dim=-1)
+def it_last_seen(tokens):  # one pass, remembering where each token was last seen
+    out = torch.full(tokens.shape, -1, dtype=torch.long)
+    for b, row in enumerate(tokens.tolist()):
+        seen = {}
+        for i, tok in enumerate(row):
+            if tok in seen:
+                out[b, i] = seen[tok] + 1
+            seen[tok] = i
+    return out
 
 
-def pm_previous_token(weights, repeat_len):  # the second copy's previous-token score
-    L = repeat_len
-    return weights[..., L:, L - 1:2 * L - 1].diagonal(dim1=-2, dim2=-1).mean(dim=-1)
+def it_matrix(tokens):
+    T = tokens.shape[1]
+    match = (tokens[:, :, None] == tokens[:, None, :]).tril(diagonal=-1)  # (B, i, j): j < i, same token
+    pos = torch.arange(1, T + 1).expand_as(match) * match  # j + 1 where they match, 0 elsewhere
+    latest = pos.max(dim=-1).values
+    return torch.where(latest > 0, latest, torch.tensor(-1))
 
 
-def pm_batch_averaged(weights, repeat_len):  # (H,) where (B, H) is asked
-    return weights.diagonal(offset=1 - repeat_len, dim1=-2, dim2=-1)[..., 1:].mean(dim=(0, -1))
+def it_occurrence_itself(tokens):  # points at j, the earlier copy of the same token
+    return torch.where(it_last_seen(tokens) >= 0, it_last_seen(tokens) - 1, -1)
+
+
+def it_first_occurrence(tokens):
+    out = torch.full(tokens.shape, -1, dtype=torch.long)
+    for b, row in enumerate(tokens.tolist()):
+        seen = {}
+        for i, tok in enumerate(row):
+            if tok in seen:
+                out[b, i] = seen[tok] + 1
+            else:
+                seen[tok] = i
+    return out
+
+
+def it_includes_itself(tokens):  # j <= i: every query matches itself
+    T = tokens.shape[1]
+    match = (tokens[:, :, None] == tokens[:, None, :]).tril()
+    return (torch.arange(1, T + 1) * match).max(dim=-1).values
+
+
+def it_zero_when_new(tokens):
+    return it_last_seen(tokens).clamp_min(0)
 
 
 ANSWERS = [
@@ -279,6 +284,11 @@ ANSWERS = [
     wrong(EX1, "vocab-from-1", lambda: rb_vocab_from_one, ("vocab", "0 ..", "range", "ids")),
     wrong(EX1, "starts-swapped", lambda: rb_starts_swapped, ("order", "swap", "(tokens, first, second)", "before"),
           note="the copies do not overlap; they are returned in the wrong order"),
+    wrong(EX1, "last-id-never-drawn", lambda: rb_last_id_missing, ("last", "exclusive", "vocab")),
+    wrong(EX1, "two-distances", lambda: rb_two_distances, ("distance",)),
+    wrong(EX1, "first-from-1", lambda: rb_first_from_one, ("never starts at position 0", "low bound")),
+    wrong(EX1, "first-high-exclusive", lambda: rb_first_high_exclusive, ("exclusive", "T - 2", "2 * repeat_len")),
+    wrong(EX1, "hard-coded-sizes", lambda: rb_hard_coded_sizes, ("arguments", "expected tokens")),
     # Exercise 2
     right(EX2, "ln-64", lambda: math.log(64)),
     right(EX2, "two-decimals", lambda: 4.16),
@@ -287,6 +297,7 @@ ANSWERS = [
     right(EX2, "6-ln-2", lambda: 6 * math.log(2)),
     right(EX2, "numpy-float32", lambda: np.float32(math.log(64))),
     right(EX2, "fraction", lambda: Fraction(416, 100)),
+    right(EX2, "one-decimal-as-printed", lambda: 4.2, note="the precision the notebook prints its losses at"),
     wrong(EX2, "bits", lambda: math.log2(64), ("nats", "natural", "ln", "bits", "log2")),
     wrong(EX2, "probability", lambda: 1 / 64, ("probability", "log", "ln", "loss")),
     wrong(EX2, "log10", lambda: math.log10(64), ("natural", "ln", "log10", "nats")),
@@ -294,33 +305,26 @@ ANSWERS = [
     wrong(EX2, "ln-T", lambda: math.log(32), ("V", "vocab", "64", "T")),
     wrong(EX2, "string", lambda: "4.16", ("number", "string", "quote")),
     # Exercise 3
-    right(EX3, "python-loop", lambda: pt_loop),
-    right(EX3, "batch-mean-first-positive-dims", lambda: pt_positive_dims_batch_first),
-    right(EX3, "sliced-diagonal", lambda: pt_sliced_diagonal),
-    right(EX3, "subdiagonal-einsum", lambda: pt_subdiagonal_einsum),
-    right(EX3, "indexing-float64", lambda: pt_float64),
-    wrong(EX3, "next-token", lambda: pt_next_token, ("offset", "-1", "before", "previous")),
-    wrong(EX3, "dims-swapped", lambda: pt_dims_swapped, ("dim1", "dim2", "swap", "transpos")),
-    wrong(EX3, "main-diagonal", lambda: pt_main_diagonal, ("offset", "-1", "itself", "own")),
-    wrong(EX3, "divided-by-T", lambda: pt_divided_by_T, ("T - 1", "mean", "T−1")),
-    wrong(EX3, "batch-not-averaged", lambda: pt_per_sequence, ("(H,)", "batch", "shape", "dim=0")),
-    wrong(EX3, "default-diagonal-dims", lambda: pt_default_dims, ("dim1", "dim2", "last two", "axes", "shape")),
-    wrong(EX3, "mean-over-heads", lambda: pt_mean_over_heads, ("(H,)", "head", "shape")),
+    right(EX3, "loop", lambda: even_score_loop()),
+    right(EX3, "tensor", lambda: even_score_tensor()),
+    right(EX3, "harmonic-number", lambda: even_score_harmonic()),
+    right(EX3, "two-decimals", lambda: 0.1),
+    right(EX3, "numpy", lambda: np.float64(0.099)),
+    wrong(EX3, "one-over-T", lambda: 1 / 32, ("causal", "keys 0", "i + 1", "1/T")),
+    wrong(EX3, "one-over-T-minus-1", lambda: 1 / 31, ("causal", "keys 0", "i + 1", "1/T")),
+    wrong(EX3, "one-over-mean-keys", lambda: 1 / 16.5, ("mean", "1 /")),
+    wrong(EX3, "query-0-counted", lambda: sum(1 / (i + 1) for i in range(32)) / 32, ("query 0", "i + 1")),
+    wrong(EX3, "i-keys", lambda: sum(1 / i for i in range(1, 32)) / 31, ("i + 1", "keys 0")),
+    wrong(EX3, "query-1-only", lambda: 0.5, ("query 1", "queries")),
+    wrong(EX3, "string", lambda: "0.1", ("number", "string", "quote")),
     # Exercise 4
-    right(EX4, "python-loop", lambda: pm_loop),
-    right(EX4, "advanced-indexing", lambda: pm_indexing),
-    right(EX4, "block-diagonal", lambda: pm_block_diagonal),
-    right(EX4, "gather", lambda: pm_gather),
-    right(EX4, "mask-float64", lambda: pm_mask_float64),
-    wrong(EX4, "earlier-occurrence-itself", lambda: pm_earlier_occurrence,
-          ("after", "+ 1", "+1", "next", "itself", "same token")),
-    wrong(EX4, "first-copy-counted", lambda: pm_with_first_copy,
-          ("second copy", "first copy", "L - 1", "queries", "L + 1")),
-    wrong(EX4, "two-after", lambda: pm_two_after),
-    wrong(EX4, "dims-swapped", lambda: pm_dims_swapped, ("dim1", "dim2", "swap", "transpos")),
-    wrong(EX4, "sum-not-mean", lambda: pm_sum, ("mean", "average", "sum")),
-    wrong(EX4, "previous-token-score", lambda: pm_previous_token),
-    wrong(EX4, "batch-averaged", lambda: pm_batch_averaged, ("(B, H)", "shape", "batch")),
+    right(EX4, "triple-loop", lambda: it_loops),
+    right(EX4, "dict-last-seen", lambda: it_last_seen),
+    right(EX4, "match-matrix", lambda: it_matrix),
+    wrong(EX4, "earlier-occurrence-itself", lambda: it_occurrence_itself, ("after", "j + 1", "itself", "copies")),
+    wrong(EX4, "first-occurrence", lambda: it_first_occurrence, ("latest", "first occurrence")),
+    wrong(EX4, "query-matches-itself", lambda: it_includes_itself, ("j < i", "itself", "future")),
+    wrong(EX4, "zero-when-new", lambda: it_zero_when_new, ("-1", "not come up")),
     # Exercise 5
     right(EX5, "ln-64", lambda: math.log(64)),
     right(EX5, "one-decimal", lambda: 4.2),

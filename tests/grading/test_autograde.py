@@ -88,7 +88,7 @@ def blockwise_attention(query, key, value, block_size):
         acc = acc + p @ value[..., start : start + block_size, :]  # acc not rescaled
         m = m_new
     return acc / s''', "Your acc is not rescaled when a block raises the maximum"),
-    "09_pretrained_transformers": ("nb09_ex2", '''\
+    "09_pretrained_transformers": ("nb09_ex1", '''\
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
     "10_induction_heads": ("nb10_ex2", "my_untrained_loss = math.log2(64)  # in bits", "the loss in bits"),

@@ -200,15 +200,25 @@ kv = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(24))  # Hkv
 got = expand_kv(kv, 12)  # Hq = 12: query heads 0-3 read kv head 0, 4-7 kv head 1, 8-11 kv head 2
 assert got.shape == (2, 12, 4, 5), "expand_kv: expected shape (2, 12, 4, 5)"
 assert all(torch.equal(got[:, h], kv[:, h // 4]) for h in range(12)), "expand_kv: wrong groups for Hkv = 3, Hq = 12"''',
-    "nb09_ex2": '''\
+    "nb09_ex1": '''\
 hidden = torch.arange(24, dtype=torch.float32).reshape(2, 4, 3)
 attention_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]])
 want = torch.stack([hidden[0, :2].mean(dim=0), hidden[1].mean(dim=0)])
 assert torch.allclose(mean_pool(hidden, attention_mask), want), "mean_pool: wrong with 2 of 4 tokens padded"''',
-    "nb09_ex3": '''\
-weights = torch.softmax(torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(24)), dim=-1)
-want = torch.stack([sum(weights[h, i, i - 1] for i in range(1, 5)) / 4 for h in range(2)])
-assert torch.allclose(previous_token_score(weights), want, atol=1e-6), "previous_token_score: wrong for T = 5"''',
+    "nb09_ex2": '''\
+weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(24)), dim=-1)
+want = sum(weights[..., i, i - 1] for i in range(1, 5)) / 4  # (3, 2): every leading axis kept
+assert torch.allclose(previous_token_score(weights), want, atol=1e-6), "previous_token_score: (3, 2, 5, 5)"''',
+    "nb10_ex1": '''\
+tokens, first, second = repeated_batch(500, 12, 3, 7, torch.Generator().manual_seed(24))
+rows, j = torch.arange(500)[:, None], torch.arange(3)
+assert torch.equal(tokens[rows, second[:, None] + j], tokens[rows, first[:, None] + j]), "repeated_batch: T = 12, L = 3"
+assert (second >= first + 3).all() and (second + 3 <= 12).all(), "repeated_batch: copies overlap or run off, T = 12"
+assert int(first.min()) == 0 and int(second.max()) == 9 and int(tokens.max()) == 6, "repeated_batch: a bound is off"''',
+    "nb10_ex4": '''\
+tokens = torch.tensor([[5, 5, 2, 5, 2, 9], [1, 2, 3, 1, 2, 3]])
+want = [[-1, 1, -1, 2, 3, -1], [-1, -1, -1, 1, 2, 3]]
+assert induction_targets(tokens).tolist() == want, "induction_targets: wrong for 5 5 2 5 2 9 and 1 2 3 1 2 3"''',
     "nb11_ex1": '''\
 g = torch.Generator().manual_seed(24)
 compressed = torch.randn(2, 4, 6 + 4, generator=g)  # (B, T, r + dR), r = 6, dR = 4
