@@ -2,9 +2,10 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the notebook's classic mistakes: softmax over the queries (or the batch, or the heads),
-a score of 0 read as a weight of 0, tau's limits swapped or a tie at the top ignored, the literal softmax that overflows, one
-maximum for the whole tensor, a reduction without ``keepdim=True``, a temperature that multiplies, or
-that is added (a constant softmax ignores), and a per-head temperature lined up with the wrong axis.
+a score of 0 read as a weight of 0, tau's limits swapped or a tie at the top ignored, the literal
+softmax that overflows, one maximum for the whole tensor, a reduction without ``keepdim=True``, a
+temperature that multiplies, or that is added (a constant softmax ignores), and a per-head temperature
+lined up with the wrong axis.
 """
 
 from __future__ import annotations

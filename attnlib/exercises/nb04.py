@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, shape_of
+from . import Exercise, Mistake, Probe
 
 __all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
