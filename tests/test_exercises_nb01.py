@@ -19,14 +19,14 @@ def line(capsys) -> str:
     return out.strip()
 
 
-# --- Exercises 1 and 3: predicted shapes -----------------------------------------------------------------
+# --- Exercises 1 and 2: predicted shapes -----------------------------------------------------------------
 
 
 def test_shapes_may_be_sizes_arrays_or_tensors(capsys):
     nb01.check_shapes(torch.Size([5, 7]), np.array([5, 7]), torch.tensor([5, 32]))
     assert line(capsys).startswith("Exercise 1: correct.")
-    nb01.check_cross_shapes([4, 3], (4.0, 7.0))
-    assert line(capsys).startswith("Exercise 3: correct.")
+    nb01.check_projection_shapes([6, 5], (2.0, 5.0), torch.Size([2, 7]))
+    assert line(capsys).startswith("Exercise 2: correct.")
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -45,12 +45,12 @@ def test_a_wrong_shape_that_is_another_shapes_answer_is_not_quoted(capsys):
     nb01.check_shapes((5, 7), (5, 7), (5, 7))  # the output predicted as the weights' shape
     out = line(capsys)
     assert "is the weights' shape" in out and "(5, 7)" not in out, out
-    nb01.check_cross_shapes((4, 3), (4, 3))
+    nb01.check_projection_shapes((6, 5), (6, 5), (2, 7))  # W_k predicted as W_q's shape
     out = line(capsys)
-    assert "is the weights' shape" in out and "(4, 3)" not in out, out
+    assert "W_k_shape multiplies the decoder" in out and "(6, 5)" not in out, out
 
 
-# --- Exercise 2: my_attention on matrices and batches ---------------------------------------------------
+# --- Exercise 4: my_attention on matrices and batches, written without attnlib -----------------------
 
 
 def attention_with(scale=None, transpose=lambda k: k.transpose(-2, -1)):
@@ -63,9 +63,21 @@ def attention_with(scale=None, transpose=lambda k: k.transpose(-2, -1)):
 
 def test_attention_written_otherwise_is_correct(capsys):
     nb01.check_attention(attention_with(transpose=lambda k: k.mT))
-    assert line(capsys).startswith("Exercise 2: correct.")
+    assert line(capsys).startswith("Exercise 4: correct.")
     nb01.check_attention(lambda q, k, v: attention_with()(q.double(), k.double(), v.double()))  # wider dtype
-    assert line(capsys).startswith("Exercise 2: correct.")
+    assert line(capsys).startswith("Exercise 4: correct.")
+
+
+def test_calling_attnlib_is_refused_and_torchs_output_with_own_weights_is_not(capsys):
+    nb01.check_attention(lambda q, k, v: attnlib.scaled_dot_product_attention(q, k, v))
+    assert "calls attnlib's attention" in line(capsys)
+
+    def torch_output(query, key, value):
+        weights = F.softmax(query @ key.mT / math.sqrt(query.shape[-1]), dim=-1)
+        return F.scaled_dot_product_attention(query, key, value), weights
+
+    nb01.check_attention(torch_output)
+    assert line(capsys).startswith("Exercise 4: correct.")
 
 
 def test_key_T_works_on_matrices_and_is_named_on_batches(capsys):
@@ -91,7 +103,7 @@ def test_softmax_over_the_queries_quotes_the_learners_row_sums(capsys):
     assert f"Your weights' rows sum to {sums} and their columns to 1" in line(capsys)
 
 
-# --- Exercise 4: my_cross_attention ---------------------------------------------------------------------
+# --- Exercise 3: my_cross_attention ---------------------------------------------------------------------
 
 
 def test_cross_attention_right_only_for_equal_shapes_is_told_which_matrix_goes_where(capsys):

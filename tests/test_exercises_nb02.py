@@ -38,14 +38,15 @@ def test_key1_column_hints_state_no_answer(capsys, answer, hint):
     assert out.startswith("Exercise 1: not yet.") and hint in out and "0.5" not in out, out
 
 
-@pytest.mark.parametrize(("small", "large"), [(0.99, 0.33), (1, 0.34), (1.0, 1 / 3), (np.float32(1), Fraction(1, 3))])
+@pytest.mark.parametrize(("small", "large"),
+                         [(0.49, 0.33), (0.5, 0.34), (0.5, 1 / 3), (np.float32(0.5), Fraction(1, 3))])
 def test_tau_limits_two_decimals_are_enough(capsys, small, large):
     nb02.check_tau_limits(small, large)
     assert said(capsys).startswith("Exercise 3: correct.")
 
 
 def test_tau_limits_half_done(capsys):
-    nb02.check_tau_limits(1.0, None)
+    nb02.check_tau_limits(0.5, None)
     assert "max_at_large_tau is still None" in said(capsys)
 
 

@@ -27,6 +27,17 @@ def tril(t: int) -> torch.Tensor:
     return torch.ones(t, t, dtype=torch.bool).tril()
 
 
+# --- Exercise 2: a (B, 1, Tk) key mask against (B, H, Tq, Tk) scores ------------------------------------
+
+
+def test_exercise_2_expects_what_torch_broadcasts():
+    """Sequence 0's rows in heads 0 and 1 are the rows of the (B, Tk) mask, not sequence 0's own padding."""
+    pad = torch.tensor([[True] * 4, [True, True, False, False]])  # the running example, B = H = 2
+    masked = torch.zeros(2, 2, 4, 4).masked_fill(~pad[:, None, :], float("-inf"))  # (B, H, Tq, Tk)
+    assert masked[0, :, 0].isfinite().int().tolist() == list(nb04.HEADS.values())
+    assert (masked[0].isfinite() == masked[1].isfinite()).all()  # both sequences get the same two rows
+
+
 # --- Exercise 3: which axis the padding hides ------------------------------------------------------------
 
 

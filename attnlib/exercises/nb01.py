@@ -2,45 +2,46 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the notebook's classic mistakes: keys and queries swapped, d_k left in the scores, softmax
-over the queries, the output taking d_k or an encoding's width instead of Ev, scaling by the wrong width,
-``key.T`` on batched inputs, (weights, output) in the wrong order, and cross-attention fed from the
-wrong sequence. An attention function answers with the pair (output, weights): a predicate gets it as ``got``.
+over the queries, the output taking d_k instead of Ev, a projection stored the way ``nn.Linear`` stores
+its weight, scaling by the wrong width, ``key.T`` on batched inputs, (weights, output) in the wrong order,
+and cross-attention fed from the wrong sequence. An attention function answers with the pair (output,
+weights): a predicate gets it as ``got``.
 """
 
 from __future__ import annotations
+
+import sys
 
 import torch
 import torch.nn.functional as F
 
 from . import Exercise, Mistake, Probe, shape_of
 
-__all__ = ["attention", "check_attention", "check_cross_attention", "check_cross_shapes", "check_shapes",
+__all__ = ["attention", "check_attention", "check_cross_attention", "check_projection_shapes", "check_shapes",
            "cross_attention"]
 
 
-def _shape(key: str, wrong: tuple, text: str, right: dict) -> Mistake:
-    """A predicted shape that is wrong in a known way; the hint quotes it unless it is another shape's answer."""
-    quote = wrong not in right.values()
-    return Mistake(lambda got: f"Your {key} " + (f"{got[key]} " if quote else "") + text,
-                   when=lambda got: got[key] == wrong, example={**right, key: wrong})
-
-
-def _shapes(name: str, right: dict, correct: str, rules: list) -> Exercise:
-    """A prediction of several shapes, judged together; ``rules`` are (which shape, wrong value, hint)."""
+def _shapes(name: str, right: dict, correct: str, advice: str, rules: list) -> Exercise:
+    """A prediction of several shapes, judged together; ``rules`` are (which shape, wrong value, hint), and a
+    wrong shape is quoted in its hint unless it is another shape's answer."""
+    def rule(key, wrong, text):
+        quote = wrong not in right.values()
+        return Mistake(lambda got: f"Your {key} " + (f"{got[key]} " if quote else "") + text,
+                       when=lambda got: got[key] == wrong, example={**right, key: wrong})
     return Exercise(
         name, expected=right, answers=tuple(right), read=shape_of, correct=correct,
         unreadable="Write each shape as a tuple of ints, such as (2, 3); got {got}.",
-        diagnose=lambda got, expected, args: next(f"Your {k} is not right: follow its row of the table of section 2."
-                                                  for k in expected if got[k] != expected[k]),
-        mistakes=[r if isinstance(r, Mistake) else _shape(*r, right) for r in rules])
+        diagnose=lambda got, expected, args: next(f"Your {k} is not right: {advice}" for k in expected
+                                                  if got[k] != expected[k]),
+        mistakes=[r if isinstance(r, Mistake) else rule(*r) for r in rules])
 
 
-# --- Exercise 1: the shapes for Tq = 5, Tk = 7, d_k = 16, Ev = 32 -------------------------------------
+# --- Exercise 1: the shapes for Q (5, 16), K (7, 16), V (7, 32) ------------------------------------------
 
 SHAPES = {"scores_shape": (5, 7), "weights_shape": (5, 7), "output_shape": (5, 32)}
 
 check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = (5, 7); the output is (Tq, Ev) = "
-                       "(5, 32).", [
+                       "(5, 32).", "follow its row of the table of section 2.", [
     ("scores_shape", (7, 5), "is (Tk, Tq), one row per key: Q Kᵀ has one row per query and one column per key."),
     ("scores_shape", (5, 16), "keeps d_k: Q Kᵀ sums over d_k, leaving one row per query and one column per key."),
     ("scores_shape", (16, 16), "is (d_k, d_k): in Q Kᵀ = (Tq, d_k) @ (d_k, Tk) the axis d_k is summed away."),
@@ -55,7 +56,32 @@ check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = 
 ])
 
 
-# --- Exercise 2: attention as a function of any leading axes ----------------------------------------
+# --- Exercise 2: the projections of section 5 (decoder 4 x 6, encoder 3 x 2, d_k = 5, Ev = 7) --------------
+
+PROJECTIONS = {"W_q_shape": (6, 5), "W_k_shape": (2, 5), "W_v_shape": (2, 7)}
+_LINEAR = ("is (output width, input width), the way nn.Linear stores its weight (it computes x @ weight.T). "
+           "In X @ W the rows of W meet the columns of X.")
+
+check_projection_shapes = _shapes(
+    "Exercise 2", PROJECTIONS, "Each W takes its sequence's width to d_k (queries, keys) or Ev (values): W_q "
+    "(6, 5), W_k (2, 5), W_v (2, 7). The lengths 4 and 3 play no part.",
+    "(rows, columns) = (width of the sequence it multiplies, width it makes).", [
+        ("W_q_shape", (5, 6), _LINEAR), ("W_k_shape", (5, 2), _LINEAR), ("W_v_shape", (7, 2), _LINEAR),
+        ("W_q_shape", (2, 5), "multiplies the encoder: the queries come from the decoder, whose tokens are 6 wide."),
+        ("W_k_shape", (6, 5), "multiplies the decoder: the keys come from the encoder, whose tokens are 2 wide."),
+        ("W_v_shape", (6, 7), "multiplies the decoder: the values come from the encoder, like the keys."),
+        ("W_q_shape", (6, 7), "makes queries of width Ev: queries are dot-multiplied with keys, so both are d_k wide."),
+        ("W_k_shape", (2, 7), "makes keys of width Ev: keys are dot-multiplied with queries, so both are d_k wide."),
+        ("W_v_shape", (2, 5), "makes values of width d_k: the values never meet the queries, and here they are Ev "
+                              "wide."),
+        Mistake("One of your matrices has a sequence's length (4 or 3) among its sizes: a W multiplies each token's "
+                "vector, so its sizes are widths, and one W serves sequences of any length.",
+                when=lambda got: any(n in (4, 3) for shape in got.values() for n in shape),
+                example={**PROJECTIONS, "W_q_shape": (4, 5)}),
+    ])
+
+
+# --- Exercise 3: cross-attention from two sequences ---------------------------------------------------
 
 
 def attention(query, key, value, *, scale=None, dim=-1, softmax=True):
@@ -63,94 +89,6 @@ def attention(query, key, value, *, scale=None, dim=-1, softmax=True):
     scores = query @ key.transpose(-2, -1) * (query.shape[-1] ** -0.5 if scale is None else scale)
     weights = F.softmax(scores, dim=dim) if softmax else scores  # (..., Tq, Tk)
     return weights @ value, weights  # (..., Tq, Ev), (..., Tq, Tk)
-
-
-def _scaled(scale):
-    """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
-    return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
-
-
-def _row_sums(got) -> str:
-    sums = got[1].detach().double().sum(dim=-1).flatten().tolist()
-    return ", ".join(f"{s:.2f}" for s in sums[:4]) + (", ..." if len(sums) > 4 else "")
-
-
-def _scale_of(got, args) -> float | None:
-    """The c with weights == softmax(c Q Kᵀ), read off the learner's weights (None when there is none)."""
-    dots = (args[0] @ args[1].transpose(-2, -1)).double()
-    w = got[1].detach().double()
-    if w.shape != dots.shape or not bool((w > 0).all()):
-        return None
-    log_w, centred = w.log() - w.log().mean(-1, keepdim=True), dots - dots.mean(-1, keepdim=True)
-    c = float((log_w * centred).sum() / (centred * centred).sum())
-    return c if torch.allclose(F.softmax(c * dots, dim=-1), w, atol=1e-4) else None
-
-
-def _attention_probes() -> list[Probe]:
-    g = torch.Generator().manual_seed(4)
-
-    def draw(*shape):
-        return torch.randn(*shape, generator=g)
-
-    return [Probe((draw(3, 4), draw(5, 4), draw(5, 6)), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
-            Probe((draw(2, 4, 8), draw(2, 6, 8), draw(2, 6, 5)), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
-            Probe((draw(2, 3, 2, 6), draw(2, 3, 7, 6), draw(2, 3, 7, 3)), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
-            Probe((draw(3, 1, 5, 16), draw(3, 1, 4, 16), draw(3, 1, 4, 9)), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]
-
-
-check_attention = Exercise(
-    "Exercise 2", reference=attention, probes=_attention_probes,
-    correct="Scores, softmax over the keys, weighted sum: on matrices and on (B, H, T, d_k) tensors alike.",
-    mistakes=[
-        Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
-                "(output, weights), so that the weights can be plotted.",
-                when=lambda got: isinstance(got, torch.Tensor), example=lambda q, k, v: attention(q, k, v)[0]),
-        Mistake("You return (weights, output): return them in the order (output, weights), as attnlib does.",
-                answer=lambda q, k, v: attention(q, k, v)[::-1]),
-        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)} and their columns to 1: softmax ran over the "
-                "queries. Each query needs its own distribution over the keys, the last axis.",
-                answer=lambda q, k, v: attention(q, k, v, dim=-2)),
-        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)}, not 1: these are still scores. Softmax "
-                "over the keys turns them into weights.", answer=lambda q, k, v: attention(q, k, v, softmax=False)),
-        *[Mistake(f"Your scores were {text}", answer=_scaled(scale)) for text, scale in [
-            ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
-            ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
-             "queries and keys, d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
-            ("divided by sqrt(Tk), the number of keys: scale by the width of the queries and keys, d_k, their last "
-             "axis.", lambda q, k, v: k.shape[-2] ** -0.5),
-            ("divided by d_k itself: divide by its square root.", lambda q, k, v: 1 / q.shape[-1]),
-            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
-        Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
-                f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not from a number "
-                "you typed.", when=lambda got, args: _scale_of(got, args) is not None,
-                example=_scaled(lambda q, k, v: 2 ** -0.5)),
-        Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
-                f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too. Swap only the last "
-                "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,
-                example=lambda q, k, v: attention(q, k.T.mT, v)),  # key.T where the last two axes were meant
-    ])
-
-
-# --- Exercise 3: the shapes of section 5's cross-attention ---------------------------------------------
-# 4 decoder tokens of width 6 attend over the 3 encoder tokens of width 2; d_k = 5, Ev = 7.
-
-CROSS = {"cross_weights_shape": (4, 3), "cross_output_shape": (4, 7)}
-
-check_cross_shapes = _shapes("Exercise 3", CROSS, "One row per decoder token: weights (Tq, Tk) = (4, 3), output "
-                             "(Tq, Ev) = (4, 7).", [
-    ("cross_weights_shape", (3, 4), "has one row per encoder token: the rows are the queries, which come from the "
-                                    "decoder."),
-    ("cross_weights_shape", (4, 4), "is square, as in self-attention: here the keys come from the encoder."),
-    ("cross_weights_shape", (3, 3), "is square, as in self-attention: here the queries come from the decoder."),
-    ("cross_output_shape", (3, 7), "has one row per encoder token: each decoder token (query) gets one mixed value."),
-    ("cross_output_shape", (4, 5), "has the width d_k: the output mixes value rows, of width Ev."),
-    ("cross_output_shape", (4, 2), "has the encoder's width: the values are projected (by W_v) before they mix."),
-    ("cross_output_shape", (4, 6), "has the decoder's width: the output takes the values' width."),
-    ("cross_output_shape", (4, 3), "is the weights' shape: the output is weights @ V, and V brings its own width."),
-])
-
-
-# --- Exercise 4: cross-attention from two sequences ---------------------------------------------------
 
 
 def cross_attention(decoder, encoder, W_q, W_k, W_v):
@@ -181,15 +119,20 @@ def _cross_probes() -> list[Probe]:
             Probe(case(4, 3, 6, 2, 5, 7), "a decoder of 4 tokens (width 6), an encoder of 3 (width 2)")]
 
 
+def _pair_mistakes(run) -> list[Mistake]:
+    """The two ways to return other than the pair (output, weights); ``run`` is the reference."""
+    return [Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
+                    "(output, weights), so that the weights can be plotted.", when=lambda got: isinstance(
+                        got, torch.Tensor), example=lambda *a: run(*a)[0]),
+            Mistake("You return (weights, output): return them in the order (output, weights), as attnlib does.",
+                    answer=lambda *a: run(*a)[::-1])]
+
+
 check_cross_attention = Exercise(
-    "Exercise 4", reference=cross_attention, probes=_cross_probes,
+    "Exercise 3", reference=cross_attention, probes=_cross_probes,
     correct="Queries from the decoder, keys and values from the encoder: weights (Tq, Tk), output (Tq, Ev).",
     mistakes=[
-        Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
-                "(output, weights).", when=lambda got: isinstance(got, torch.Tensor),
-                example=lambda *a: cross_attention(*a)[0]),
-        Mistake("You return (weights, output): return them in the order (output, weights).",
-                answer=lambda *a: cross_attention(*a)[::-1]),
+        *_pair_mistakes(cross_attention),
         *[Mistake(hint, answer=_from(sources)) for sources, hint in [
             ("ddd", "Your keys and values come from the decoder, as in self-attention: in cross-attention the "
                     "encoder answers."),
@@ -208,4 +151,93 @@ check_cross_attention = Exercise(
                 "multiplies the decoder, W_k and W_v the encoder.", raises=RuntimeError,
                 when=lambda err, args: args[0].shape != args[1].shape,
                 example=lambda d, e, *w: _from("edd" if d.shape != e.shape else "dee")(d, e, *w)),
+    ])
+
+
+# --- Exercise 4: attention as a function of any leading axes, written without a ready-made one ---------------
+
+
+class ReadyMade(RuntimeError):
+    """Raised when a probe's tensor enters attnlib's attention: this exercise asks for the steps themselves."""
+
+
+class _Own(torch.Tensor):
+    """A probe's tensor that refuses to pass through attnlib.attention (every other operation works as usual)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_globals.get("__name__") == "attnlib.attention":
+                raise ReadyMade("a ready-made attention function")
+            frame = frame.f_back
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def _scaled(scale):
+    """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
+    return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
+
+
+def _row_sums(got) -> str:
+    sums = got[1].detach().double().sum(dim=-1).flatten().tolist()
+    return ", ".join(f"{s:.2f}" for s in sums[:4]) + (", ..." if len(sums) > 4 else "")
+
+
+def _scale_of(got, args) -> float | None:
+    """The c with weights == softmax(c Q Kᵀ), read off the learner's weights (None when there is none)."""
+    dots = (args[0] @ args[1].transpose(-2, -1)).double()
+    w = got[1].detach().double()
+    if w.shape != dots.shape or not bool((w > 0).all()):
+        return None
+    log_w, centred = w.log() - w.log().mean(-1, keepdim=True), dots - dots.mean(-1, keepdim=True)
+    c = float((log_w * centred).sum() / (centred * centred).sum())
+    return c if torch.allclose(F.softmax(c * dots, dim=-1), w, atol=1e-4) else None
+
+
+def _attention_probes() -> list[Probe]:
+    g = torch.Generator().manual_seed(4)
+
+    def draw(*shape):
+        return torch.randn(*shape, generator=g).as_subclass(_Own)
+
+    return [Probe((draw(3, 4), draw(5, 4), draw(5, 6)), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
+            Probe((draw(2, 4, 8), draw(2, 6, 8), draw(2, 6, 5)), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
+            Probe((draw(2, 3, 2, 6), draw(2, 3, 7, 6), draw(2, 3, 7, 3)), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
+            Probe((draw(3, 1, 5, 16), draw(3, 1, 4, 16), draw(3, 1, 4, 9)), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]
+
+
+def _library(q, k, v):
+    from ..attention import scaled_dot_product_attention  # imported here: attnlib imports this module's package
+    return scaled_dot_product_attention(q, k, v)
+
+
+check_attention = Exercise(
+    "Exercise 4", reference=attention, probes=_attention_probes,
+    correct="Scores, softmax over the keys, weighted sum: on matrices and on (B, H, T, d_k) tensors alike.",
+    mistakes=[
+        Mistake("Your function calls attnlib's attention: this exercise is to write the three steps yourself, with "
+                "@, math.sqrt and F.softmax.", raises=ReadyMade, example=_library),
+        *_pair_mistakes(attention),
+        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)} and their columns to 1: softmax ran over the "
+                "queries. Each query needs its own distribution over the keys, the last axis.",
+                answer=lambda q, k, v: attention(q, k, v, dim=-2)),
+        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)}, not 1: these are still scores. Softmax "
+                "over the keys turns them into weights.", answer=lambda q, k, v: attention(q, k, v, softmax=False)),
+        *[Mistake(f"Your scores were {text}", answer=_scaled(scale)) for text, scale in [
+            ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
+            ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
+             "queries and keys, d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
+            ("divided by sqrt(Tk), the number of keys: scale by the width of the queries and keys, d_k, their last "
+             "axis.", lambda q, k, v: k.shape[-2] ** -0.5),
+            ("divided by d_k itself: divide by its square root.", lambda q, k, v: 1 / q.shape[-1]),
+            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
+        Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
+                f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not from a number "
+                "you typed.", when=lambda got, args: _scale_of(got, args) is not None,
+                example=_scaled(lambda q, k, v: 2 ** -0.5)),
+        Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
+                f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too. Swap only the last "
+                "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,
+                example=lambda q, k, v: attention(q, k.T.mT, v)),  # key.T where the last two axes were meant
     ])

@@ -2,9 +2,10 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the notebook's classic mistakes: softmax over the queries (or the batch, or the heads),
-a score of 0 read as a weight of 0, tau's limits swapped, the literal softmax that overflows, one
-maximum for the whole tensor, a reduction without ``keepdim=True``, a temperature that multiplies, or
-that is added (a constant softmax ignores), and a per-head temperature lined up with the wrong axis.
+a score of 0 read as a weight of 0, tau's limits swapped or a tie at the top ignored, the literal
+softmax that overflows, one maximum for the whole tensor, a reduction without ``keepdim=True``, a
+temperature that multiplies, or that is added (a constant softmax ignores), and a per-head temperature
+lined up with the wrong axis.
 """
 
 from __future__ import annotations
@@ -95,30 +96,46 @@ check_key_major_weights = Exercise(
     ])
 
 
-# --- Exercise 3: the largest weight of query 0's row, [2, 0, 0], at tau = 0.01 and tau = 100 ---------------
+# --- Exercise 3: the largest weight of the row [2, 2, 0] (a tie at the top) at tau = 0.01 and tau = 100 -----
+
+TIED = torch.tensor([2.0, 2.0, 0.0])
+
+
+def _near(key: str, value: float):
+    return lambda got: abs(got[key] - value) < 0.02
+
 
 check_tau_limits = Exercise(
     "Exercise 3", answers=("max_at_small_tau", "max_at_large_tau"), read=as_number, decimals=2,
-    expected={"max_at_small_tau": 1.0, "max_at_large_tau": torch.softmax(torch.tensor([0.02, 0, 0]), -1)[0].item()},
-    correct="A tiny tau makes the row one-hot, a huge one makes it uniform; the order never changes.",
+    expected={"max_at_small_tau": 0.5, "max_at_large_tau": torch.softmax(TIED / 100, -1).max().item()},
+    correct="A tiny tau gives all the weight to the top score, shared by the keys that tie for it; a huge tau "
+            "makes the row uniform. The order never changes.",
     diagnose=lambda got, expected, args: "Push the table of this section to its extremes: what does dividing "
-                                         "[2, 0, 0] by 0.01, and by 100, do to the gaps between the scores?",
+                                         "[2, 2, 0] by 0.01, and by 100, do to the gaps between the scores?",
     mistakes=[
         Mistake("A weight lies between 0 and 1: the weights of a row are shares of one unit.",
                 when=lambda got: not all(0 <= v <= 1 for v in got.values()),
                 example={"max_at_small_tau": 1.5, "max_at_large_tau": 0.5}),
         Mistake("You swapped them. A small tau divides the scores by a small number: the gaps between them grow, so "
-                "the largest score takes all the weight. A large tau shrinks every score toward 0, and equal scores "
-                "give equal weights.", when=lambda got: got["max_at_small_tau"] < 0.5 < got["max_at_large_tau"],
-                example={"max_at_small_tau": 0.34, "max_at_large_tau": 1.0}),
+                "the top score takes all the weight. A large tau shrinks every score toward 0, and nearly equal "
+                "scores give nearly equal weights.",
+                when=lambda got: _near("max_at_small_tau", 1 / 3)(got) and got["max_at_large_tau"] >= 0.5,
+                example={"max_at_small_tau": 0.34, "max_at_large_tau": 0.5}),
+        Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: the top score takes "
+                "everything, but two keys tie for it here, and equal scores get equal weights at any temperature.",
+                when=lambda got: got["max_at_small_tau"] > 0.52,
+                example={"max_at_small_tau": 1.0, "max_at_large_tau": 0.34}),
         Mistake(lambda got: f"At tau = 100 you wrote {got['max_at_large_tau']:.4g}: every score / 100 is close to 0, "
-                "and softmax turns equal scores into equal weights, not zero ones: a third each for 3 keys.",
+                "and softmax turns equal scores into equal weights, not zero ones.",
                 when=lambda got: got["max_at_large_tau"] < 0.05,
-                example={"max_at_small_tau": 1.0, "max_at_large_tau": 0.0}),
+                example={"max_at_small_tau": 0.5, "max_at_large_tau": 0.0}),
+        Mistake("At tau = 100 you kept the tie's split: dividing by 100 brings the third key's score, 0, close to the "
+                "other two as well, and all three scores become nearly equal.", when=_near("max_at_large_tau", 0.5),
+                example={"max_at_small_tau": 0.5, "max_at_large_tau": 0.5}),
         Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: dividing by 0.01 stretches the "
-                "gaps between the scores, so the largest score wins all but a trace of the weight.",
-                when=lambda got: got["max_at_small_tau"] < 0.9,
-                example={"max_at_small_tau": 0.79, "max_at_large_tau": 0.34}),
+                "gaps between the scores a hundredfold, so the third key's share vanishes.",
+                when=lambda got: got["max_at_small_tau"] < 0.48,
+                example={"max_at_small_tau": 0.47, "max_at_large_tau": 0.34}),
     ])
 
 
@@ -149,9 +166,9 @@ check_stable_softmax = Exercise(
     correct="Rows near 100 and -1000 come out finite and equal to torch.softmax.",
     mistakes=[
         Mistake(lambda got, args: f"On the row {[round(v) for v in args[0][0].tolist()]} your weights are NaN, "
-                "though the rows near 100 and -1000 passed: you subtracted something other than each row's maximum "
-                "(its minimum, its mean or its first score?), which leaves an exponent far above 0, and exp(89) "
-                "already overflows float32.",
+                "though the rows near 100 and -1000 passed: your constant (the row's minimum, its mean or its first "
+                "score?) leaves an exponent far above 0 in a row that spreads wide, and exp(89) already overflows "
+                "float32. Which constant leaves no exponent above 0, in any row?",
                 when=lambda got, args: args[0].tolist() in WIDE and not _finite(got),
                 example=lambda x: _naive(x - x.amin(dim=-1, keepdim=True))),
         Mistake(lambda got: f"{_nan_rows(got)} are NaN (the rows with scores near 100 and -1000): exp(100) overflows "
@@ -167,7 +184,7 @@ check_stable_softmax = Exercise(
                 "divided by another row's sum.",
                 answer=lambda x: (lambda e: e / e.sum(dim=-1))(torch.exp(x - x.amax(dim=-1, keepdim=True)))),
         Mistake(lambda got: f"{_nan_rows(got)} contain NaN or inf: some exponent overflowed or a row underflowed to "
-                "0 / 0. Subtract each row's own maximum before exp, so that every exponent is at most 0.",
+                "0 / 0. Choose each row's own constant so that no exponent is above 0.",
                 when=lambda got: not _finite(got), example=lambda x: _naive(x - x.min())),
         Mistake(lambda got: f"Your rows sum to {_row_sums(got)} and your columns to 1: the maximum, the exponentials "
                 "and the sum all run along the last axis, the keys.", example=lambda x: _softmax(x, -2),

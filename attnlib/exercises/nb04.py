@@ -3,7 +3,8 @@
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the classic masking mistakes: ``|`` instead of ``&``; the padding laid along the queries
 instead of the keys; a mask of the wrong polarity (True = blocked is ``nn.MultiheadAttention``'s, 1 = real
-token Hugging Face's); a (B, Tk) mask without its head and query axes; lengths read from a left-padded
+token Hugging Face's); a (B, Tk) mask without its head and query axes, and a (B, 1, Tk) one that meets the
+heads; lengths read from a left-padded
 mask; and, for an empty row, NaN from -inf without a guard or uniform weights from a finite fill.
 """
 
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, shape_of
+from . import Exercise, Mistake, Probe
 
-__all__ = ["check_decoder_mask", "check_head_mask_shape", "check_safe_masked_softmax", "check_sequence1_mask",
+__all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
 
-ZERO_ROWS = "then set the rows of the queries with no allowed key to zero (mask.any tells which rows have one)"
+ZERO_ROWS = "then give the rows of the queries with no allowed key the zeros they should hold"
 
 
 def _rows(mask: torch.Tensor) -> list:
@@ -73,22 +74,43 @@ check_sequence1_mask = Exercise(
     ])
 
 
-# --- Exercise 2: the shape of pad[:, None, None, :] & causal, B = 2, T = 4 ------------------------------
+# --- Exercise 2: sequence 0's keys in heads 0 and 1 when ~pad[:, None, :] (B, 1, Tk) masks (B, H, Tq, Tk) ------
+# B = H = 2, T = 4, pad = [[1, 1, 1, 1], [1, 1, 0, 0]]: (2, 1, 4) lines up with (H, Tq, Tk), so head h gets row h.
 
-check_head_mask_shape = Exercise(
-    "Exercise 2", expected=(2, 1, 4, 4), read=shape_of,
-    unreadable="Write the shape as a tuple of ints, such as (1, 2, 3); got {got}.",
-    correct="(B, 1, 1, Tk) & (Tq, Tk) -> (B, 1, Tq, Tk): one pattern per sequence, shared by every head.",
-    diagnose=lambda got, expected, args: (
-        f"{got} is not the broadcast shape. Line the two shapes up from the right, (B, 1, 1, Tk) over (Tq, Tk): "
-        "each axis of the result takes the larger size, and an axis one mask lacks counts as 1."),
+HEADS = {"my_head0": [1, 1, 1, 1], "my_head1": [1, 1, 0, 0]}
+
+
+def _as_row(answer):
+    """Four 0/1 values or booleans (a list, tuple, tensor or array) as a list of ints; else None."""
+    row = _as_01([answer.tolist() if hasattr(answer, "tolist") else answer])
+    return row[0] if row is not None and len(row[0]) == 4 else None
+
+
+def _heads(head0, head1):
+    return {"my_head0": head0, "my_head1": head1}
+
+
+check_head_broadcast = Exercise(
+    "Exercise 2", expected=HEADS, answers=tuple(HEADS), read=_as_row,
+    unreadable="Write each head's row as four 0/1 values, key t0 to t3, such as [1, 0, 1, 0]; got {got}.",
+    correct="The (B, 1, Tk) mask lines up with (H, Tq, Tk): head h gets sequence h's padding, in every sequence. It "
+            "runs only because B = H, and it is wrong: a key mask needs (B, 1, 1, Tk).",
+    diagnose=lambda got, expected, args: "Line the shapes up from the right, (2, 1, 4) under (2, 2, 4, 4), and "
+                                         "follow which row of the mask reaches each head.",
     mistakes=[
-        Mistake("{got} is the key mask's own shape: & broadcasts both masks, so its query axis of 1 meets the "
-                "causal mask's Tq.", answer=(2, 1, 1, 4)),
-        Mistake("{got} has 3 axes, like the combination above: the extra None adds a head axis, and a broadcast "
-                "keeps every axis of its larger operand.", answer=(2, 4, 4)),
-        Mistake("{got} is the causal mask's shape: a broadcast keeps every axis of its larger operand.",
-                answer=(4, 4)),
+        Mistake("Both your heads get sequence 0's own padding, as a (B, 1, 1, Tk) mask would give. But this mask is "
+                "(B, 1, Tk): line the shapes up from the right, (2, 1, 4) under (2, 2, 4, 4). Which axis of the "
+                "scores does the mask's sequence axis meet?", answer=_heads([1, 1, 1, 1], [1, 1, 1, 1])),
+        Mistake("Your two rows are the mask's two rows, each in the other head: which row of (2, 1, 4) lines up with "
+                "head 0?", answer=_heads([1, 1, 0, 0], [1, 1, 1, 1])),
+        Mistake("Both your heads got sequence 1's padding: the mask has two different rows, and each reaches one "
+                "head.", answer=_heads([1, 1, 0, 0], [1, 1, 0, 0])),
+        Mistake("You wrote 1 where a key is hidden: here 1 = may attend (the mask passed to masked_fill is True at "
+                "the padding, and masked_fill writes -inf where it is True).",
+                answer=_heads([0, 0, 0, 0], [0, 0, 1, 1])),
+        Mistake("Your rows look causal: there is no causal mask here, only the key mask, so every query of a head "
+                "sees the same keys.", when=lambda got: any(row[0] == 1 and sum(row) == 1 for row in got.values()),
+                example=_heads([1, 0, 0, 0], [1, 0, 0, 0])),
     ])
 
 
@@ -270,10 +292,10 @@ check_safe_masked_softmax = Exercise(
                 example=lambda s, m: safe_softmax(s, m, fill=-1e9)),
         Mistake("Your weights are 0 on the masked keys, but the rows do not sum to 1: you masked after the softmax, "
                 "so the allowed keys keep only their share of a softmax that counted the masked ones too. Mask the "
-                "scores before it, scores.masked_fill(~mask, float('-inf')), so that it renormalises.",
+                "scores before it, so that it renormalises over the allowed keys.",
                 answer=lambda s, m: torch.softmax(s, dim=-1) * m),
-        Mistake("Your weights are non-zero where the mask is False: True means may attend, so fill where ~mask: "
-                "scores.masked_fill(~mask, ...).", answer=lambda s, m: safe_softmax(s, ~m)),
+        Mistake("Your weights are non-zero where the mask is False: True means may attend, and masked_fill writes "
+                "where its own mask is True.", answer=lambda s, m: safe_softmax(s, ~m)),
         Mistake("Your rows with an allowed key do not sum to 1: the softmax must run over the keys, dim=-1.",
                 when=lambda got, args: got.is_floating_point() and bool((got.float().nan_to_num(0.0).sum(-1) - 1).abs()[
                     args[1].expand(args[0].shape).any(-1)].max() > 1e-2),

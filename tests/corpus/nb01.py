@@ -10,16 +10,17 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_shapes": 1, "check_attention": 2, "check_cross_shapes": 3, "check_cross_attention": 4}
+EXERCISES = {"check_shapes": 1, "check_projection_shapes": 2, "check_cross_attention": 3, "check_attention": 4}
 
-# Exercise 1: Tq = 5, Tk = 7, d_k = 16, Ev = 32 -> scores, weights (5, 7), output (5, 32)
+# Exercise 1: Q (5, 16), K (7, 16), V (7, 32) -> scores, weights (5, 7), output (5, 32)
 EX1 = "nb01.check_shapes"
-# Exercise 3: 4 decoder tokens of width 6 over the 3 encoder tokens of width 2, d_k = 5, Ev = 7 -> (4, 3), (4, 7)
-EX3 = "nb01.check_cross_shapes"
+# Exercise 2: the shapes of W_q, W_k, W_v for a decoder of 4 tokens of width 6 over an encoder of 3 tokens
+# of width 2, d_k = 5, Ev = 7 -> (6, 5), (2, 5), (2, 7)
+EX2 = "nb01.check_projection_shapes"
 
 
-# Exercise 2: my_attention(query, key, value) -> (output, weights), with leading axes
-EX2 = "nb01.check_attention"
+# Exercise 4: my_attention(query, key, value) -> (output, weights), with leading axes, without attnlib
+EX4 = "nb01.check_attention"
 
 
 def att_einsum(query, key, value):
@@ -57,6 +58,15 @@ def att_loop(query, key, value):
 def att_scale_q_first(query, key, value):
     weights = F.softmax((query / math.sqrt(query.shape[-1])) @ key.transpose(-2, -1), dim=-1)
     return weights @ value, weights
+
+
+def att_calls_attnlib(query, key, value):  # the library's function, which the prompt rules out
+    return attnlib.scaled_dot_product_attention(query, key, value)
+
+
+def att_torch_output_own_weights(query, key, value):  # torch's output, the weights written out
+    weights = torch.softmax(query @ key.transpose(-2, -1) * query.shape[-1] ** -0.5, dim=-1)
+    return F.scaled_dot_product_attention(query, key, value), weights
 
 
 def att_dot_T(query, key, value):  # .T: fine on matrices, reverses every axis of a 4-D tensor
@@ -99,8 +109,8 @@ def att_scale_tk(query, key, value):
     return weights @ value, weights
 
 
-# Exercise 4: my_cross_attention(decoder, encoder, W_q, W_k, W_v) -> (output, weights)
-EX4 = "nb01.check_cross_attention"
+# Exercise 3: my_cross_attention(decoder, encoder, W_q, W_k, W_v) -> (output, weights)
+EX3 = "nb01.check_cross_attention"
 
 
 def cross_mine(decoder, encoder, W_q, W_k, W_v):
@@ -206,47 +216,53 @@ ANSWERS = [
     wrong(EX1, "output-as-weights", lambda: ((5, 7), (5, 7), (5, 7)), ("weights @ V", "values", "width"), star=True),
     wrong(EX1, "strings", lambda: ("(5, 7)", "(5, 7)", "(5, 32)"), ("tuple", "string", "str"), star=True),
     # Exercise 2
-    right(EX2, "einsum", lambda: att_einsum),
-    right(EX2, "matmul-mT", lambda: att_matmul_mT),
-    right(EX2, "exp-over-sum", lambda: att_exp_sum),
-    right(EX2, "python-loop", lambda: att_loop),
-    right(EX2, "scale-queries-first", lambda: att_scale_q_first),
-    right(EX2, "mT-and-size", lambda: att_mT_and_sqrt_size),
-    wrong(EX2, "dot-T", lambda: att_dot_T, ("transpose", ".T", "batch", "axes", "leading")),
-    wrong(EX2, "transpose-0-1", lambda: att_transpose01, ("transpose", "batch", "axes", "leading", "-2")),
-    wrong(EX2, "softmax-dim-2", lambda: att_dim_minus2, ("axis", "dim", "keys")),
-    wrong(EX2, "unscaled", lambda: att_unscaled, ("scale", "sqrt", "√")),
-    wrong(EX2, "scaled-by-sqrt-ev", lambda: att_scale_ev, ("d_k", "Ev", "width", "value")),
-    wrong(EX2, "scaled-by-sqrt-tk", lambda: att_scale_tk, ("d_k", "width", "Tk")),
-    wrong(EX2, "divided-by-dk", lambda: att_dk_not_sqrt, ("square root", "sqrt")),
-    wrong(EX2, "typed-width-2", lambda: att_typed_width, ("d_k", "width", "follow")),
-    wrong(EX2, "no-softmax", lambda: att_no_softmax, ("softmax", "scores")),
-    wrong(EX2, "returns-weights-output", lambda: att_swapped_return, ("order", "(output, weights)", "first")),
-    wrong(EX2, "returns-output-only", lambda: att_output_only, ("tuple", "pair", "both", "output, weights", "two")),
-    # Exercise 3
-    right(EX3, "tuples", lambda: ((4, 3), (4, 7)), star=True),
-    right(EX3, "lists", lambda: ([4, 3], [4, 7]), star=True),
-    right(EX3, "torch-size", lambda: (torch.Size([4, 3]), torch.Size([4, 7])), star=True),
-    right(EX3, "numpy-arrays", lambda: (np.array([4, 3]), np.array([4, 7])), star=True),
-    right(EX3, "tensors", lambda: (torch.tensor([4, 3]), torch.tensor([4, 7])), star=True),
-    wrong(EX3, "weights-transposed", lambda: ((3, 4), (4, 7)), ("Tq", "decoder", "row"), star=True),
-    wrong(EX3, "output-width-dk", lambda: ((4, 3), (4, 5)), ("Ev", "value"), star=True),
-    wrong(EX3, "output-width-encoder", lambda: ((4, 3), (4, 2)), ("Ev", "value", "W_v"), star=True),
-    wrong(EX3, "output-width-decoder", lambda: ((4, 3), (4, 6)), ("Ev", "value"), star=True),
-    wrong(EX3, "output-rows-encoder", lambda: ((4, 3), (3, 7)), ("Tq", "decoder", "row"), star=True),
-    wrong(EX3, "self-attention-shapes", lambda: ((4, 4), (4, 7)), ("Tk", "encoder", "key"), star=True),
+    right(EX2, "tuples", lambda: ((6, 5), (2, 5), (2, 7)), star=True),
+    right(EX2, "lists", lambda: ([6, 5], [2, 5], [2, 7]), star=True),
+    right(EX2, "torch-size-of-zeros", lambda: (torch.zeros(6, 5).shape, torch.zeros(2, 5).shape,
+                                               torch.zeros(2, 7).shape), star=True),
+    right(EX2, "numpy-shapes", lambda: (np.empty((6, 5)).shape, np.empty((2, 5)).shape, np.empty((2, 7)).shape),
+          star=True),
+    right(EX2, "floats", lambda: ((6.0, 5.0), (2.0, 5.0), (2.0, 7.0)), star=True),
+    wrong(EX2, "nn-linear-layout", lambda: ((5, 6), (5, 2), (7, 2)), ("nn.Linear", "rows", "transpose", "weight"),
+          star=True),
+    wrong(EX2, "query-from-encoder", lambda: ((2, 5), (2, 5), (2, 7)), ("decoder", "quer"), star=True),
+    wrong(EX2, "keys-from-decoder", lambda: ((6, 5), (6, 5), (2, 7)), ("encoder", "key"), star=True),
+    wrong(EX2, "values-d_k-wide", lambda: ((6, 5), (2, 5), (2, 5)), ("Ev", "value"), star=True),
+    wrong(EX2, "values-from-decoder", lambda: ((6, 5), (2, 5), (6, 7)), ("encoder", "value"), star=True),
+    wrong(EX2, "lengths-not-widths", lambda: ((4, 5), (3, 5), (3, 7)), ("length", "width"), star=True),
+    wrong(EX2, "queries-Ev-wide", lambda: ((6, 7), (2, 5), (2, 7)), ("d_k", "key"), star=True),
     # Exercise 4
-    right(EX4, "own-attention", lambda: cross_mine),
-    right(EX4, "matmul-softmax", lambda: cross_matmul),
-    right(EX4, "transposed-projection", lambda: cross_transposed_weights),
-    right(EX4, "torch-sdpa-output", lambda: cross_torch_sdpa),
-    right(EX4, "inline-float64", lambda: cross_my_attention_inline),
-    wrong(EX4, "values-not-projected", lambda: cross_unprojected_values, ("W_v", "value", "project")),
-    wrong(EX4, "roles-swapped", lambda: cross_roles_swapped, ("decoder", "encoder", "quer")),
-    wrong(EX4, "values-from-decoder", lambda: cross_values_from_decoder, ("encoder", "value")),
-    wrong(EX4, "keys-from-decoder", lambda: cross_keys_from_decoder, ("encoder", "key")),
-    wrong(EX4, "self-attention", lambda: cross_self_attention, ("encoder", "key")),
-    wrong(EX4, "unscaled", lambda: cross_unscaled, ("scale", "sqrt", "√")),
-    wrong(EX4, "returns-weights-output", lambda: cross_swapped_return, ("order", "(output, weights)", "first")),
-    wrong(EX4, "returns-output-only", lambda: cross_output_only, ("pair", "one tensor", "output, weights")),
+    right(EX4, "einsum", lambda: att_einsum),
+    right(EX4, "matmul-mT", lambda: att_matmul_mT),
+    right(EX4, "exp-over-sum", lambda: att_exp_sum),
+    right(EX4, "python-loop", lambda: att_loop),
+    right(EX4, "scale-queries-first", lambda: att_scale_q_first),
+    right(EX4, "mT-and-size", lambda: att_mT_and_sqrt_size),
+    right(EX4, "torch-output-own-weights", lambda: att_torch_output_own_weights),
+    wrong(EX4, "calls-attnlib", lambda: att_calls_attnlib, ("yourself", "attnlib")),
+    wrong(EX4, "dot-T", lambda: att_dot_T, ("transpose", ".T", "batch", "axes", "leading")),
+    wrong(EX4, "transpose-0-1", lambda: att_transpose01, ("transpose", "batch", "axes", "leading", "-2")),
+    wrong(EX4, "softmax-dim-2", lambda: att_dim_minus2, ("axis", "dim", "keys")),
+    wrong(EX4, "unscaled", lambda: att_unscaled, ("scale", "sqrt", "√")),
+    wrong(EX4, "scaled-by-sqrt-ev", lambda: att_scale_ev, ("d_k", "Ev", "width", "value")),
+    wrong(EX4, "scaled-by-sqrt-tk", lambda: att_scale_tk, ("d_k", "width", "Tk")),
+    wrong(EX4, "divided-by-dk", lambda: att_dk_not_sqrt, ("square root", "sqrt")),
+    wrong(EX4, "typed-width-2", lambda: att_typed_width, ("d_k", "width", "follow")),
+    wrong(EX4, "no-softmax", lambda: att_no_softmax, ("softmax", "scores")),
+    wrong(EX4, "returns-weights-output", lambda: att_swapped_return, ("order", "(output, weights)", "first")),
+    wrong(EX4, "returns-output-only", lambda: att_output_only, ("tuple", "pair", "both", "output, weights", "two")),
+    # Exercise 3
+    right(EX3, "own-attention", lambda: cross_mine),
+    right(EX3, "matmul-softmax", lambda: cross_matmul),
+    right(EX3, "transposed-projection", lambda: cross_transposed_weights),
+    right(EX3, "torch-sdpa-output", lambda: cross_torch_sdpa),
+    right(EX3, "inline-float64", lambda: cross_my_attention_inline),
+    wrong(EX3, "values-not-projected", lambda: cross_unprojected_values, ("W_v", "value", "project")),
+    wrong(EX3, "roles-swapped", lambda: cross_roles_swapped, ("decoder", "encoder", "quer")),
+    wrong(EX3, "values-from-decoder", lambda: cross_values_from_decoder, ("encoder", "value")),
+    wrong(EX3, "keys-from-decoder", lambda: cross_keys_from_decoder, ("encoder", "key")),
+    wrong(EX3, "self-attention", lambda: cross_self_attention, ("encoder", "key")),
+    wrong(EX3, "unscaled", lambda: cross_unscaled, ("scale", "sqrt", "√")),
+    wrong(EX3, "returns-weights-output", lambda: cross_swapped_return, ("order", "(output, weights)", "first")),
+    wrong(EX3, "returns-output-only", lambda: cross_output_only, ("pair", "one tensor", "output, weights")),
 ]

@@ -14,7 +14,7 @@ EXERCISES = {"check_key1_column": 1, "check_key_major_weights": 2, "check_tau_li
 
 EX1 = "nb02.check_key1_column"  # key 1's column of softmax(scores_hand, dim=-2): (0.5, 0.5)
 EX2 = "nb02.check_key_major_weights"  # scores (..., Tk, Tq) -> weights (..., Tq, Tk)
-EX3 = "nb02.check_tau_limits"  # largest weight of query 0's row [2, 0, 0] at tau = 0.01 (1.00) and 100 (0.34)
+EX3 = "nb02.check_tau_limits"  # largest weight of the row [2, 2, 0] at tau = 0.01 (0.50) and 100 (0.34)
 EX4 = "nb02.check_stable_softmax"
 EX5 = "nb02.check_temperature_softmax"  # scores (B, H, Tq, Tk), tau (H,): one temperature per head
 
@@ -25,7 +25,7 @@ def _scores_hand():
     return queries_hand @ keys_hand.T
 
 
-ROW = torch.tensor([2.0, 0.0, 0.0])  # query 0's scores in the hand-made lookup
+TIED = torch.tensor([2.0, 2.0, 0.0])  # Exercise 3's row: two keys tied at the top
 
 
 # Exercise 2: key_major_weights(scores), scores (..., Tk, Tq) from key @ query.mT
@@ -242,19 +242,22 @@ ANSWERS = [
     wrong(EX2, "dot-T", lambda: km_dot_T, (".T", "batch", "last two")),
     wrong(EX2, "transpose-0-1", lambda: km_transpose01, ("transpose(0, 1)", "batch", "last two")),
     wrong(EX2, "dim-1", lambda: km_dim1, ("quer", "axis")),
-    # Exercise 3 (two values)
-    right(EX3, "reference-fractions", lambda: (1.0, 1 / 3), star=True),
-    right(EX3, "two-decimals", lambda: (1.00, 0.34), star=True),
-    right(EX3, "just-below-one", lambda: (0.99, 0.33), star=True, note="the prompt says two decimals are enough"),
-    right(EX3, "numpy-scalars", lambda: (np.float64(1.0), np.float32(0.338)), star=True),
-    right(EX3, "computed-0d-tensors", lambda: (torch.softmax(ROW / 0.01, dim=-1).max(),
-                                               torch.softmax(ROW / 100, dim=-1).max()), star=True),
-    right(EX3, "fraction-objects", lambda: (Fraction(1), Fraction(1, 3)), star=True),
-    wrong(EX3, "swapped", lambda: (1 / 3, 1.0), ("swapped", "small", "one-hot", "equal"), star=True),
-    wrong(EX3, "table-ends", lambda: (0.97, 0.45), ("extremes", "gaps"), star=True),
-    wrong(EX3, "large-tau-zero", lambda: (1.0, 0.0), ("equal", "third", "uniform"), star=True),
+    # Exercise 3 (two values): the row [2, 2, 0], two keys tied at the top
+    right(EX3, "reference-fractions", lambda: (1 / 2, 1 / 3), star=True),
+    right(EX3, "two-decimals", lambda: (0.50, 0.34), star=True),
+    right(EX3, "just-below", lambda: (0.49, 0.33), star=True, note="the prompt says two decimals are enough"),
+    right(EX3, "numpy-scalars", lambda: (np.float64(0.5), np.float32(0.336)), star=True),
+    right(EX3, "computed-0d-tensors", lambda: (torch.softmax(TIED / 0.01, dim=-1).max(),
+                                               torch.softmax(TIED / 100, dim=-1).max()), star=True),
+    right(EX3, "fraction-objects", lambda: (Fraction(1, 2), Fraction(1, 3)), star=True),
+    wrong(EX3, "tie-ignored", lambda: (1.0, 0.34), ("tie", "equal"), star=True,
+          note="the row [2, 0, 0] of the table's answer, one-hot at a tiny tau"),
+    wrong(EX3, "swapped", lambda: (1 / 3, 0.5), ("swapped", "small", "equal"), star=True),
+    wrong(EX3, "table-ends", lambda: (0.49, 0.36), ("extremes", "gaps"), star=True),
+    wrong(EX3, "large-tau-zero", lambda: (0.5, 0.0), ("equal", "uniform", "zero"), star=True),
+    wrong(EX3, "large-tau-keeps-the-tie", lambda: (0.5, 0.5), ("third", "nearly equal", "close"), star=True),
     wrong(EX3, "small-tau-uniform", lambda: (1 / 3, 1 / 3), ("gaps", "wins", "stretches"), star=True),
-    wrong(EX3, "strings", lambda: ("1.0", "0.34"), ("number", "string", "quote"), star=True),
+    wrong(EX3, "strings", lambda: ("0.5", "0.34"), ("number", "string", "quote"), star=True),
     # Exercise 4
     right(EX4, "max-values", lambda: sm_max_values),
     right(EX4, "log-sum-exp", lambda: sm_logsumexp),
@@ -263,9 +266,9 @@ ANSWERS = [
     right(EX4, "unsqueeze-div", lambda: sm_div_unsqueeze),
     right(EX4, "float32-result", lambda: sm_float32_result),
     wrong(EX4, "no-shift", lambda: sm_naive, ("max", "overflow", "inf", "nan")),
-    wrong(EX4, "subtract-min", lambda: sm_subtract_min, ("max", "maximum", "largest")),
-    wrong(EX4, "subtract-mean", lambda: sm_subtract_mean, ("max", "maximum", "largest")),
-    wrong(EX4, "subtract-first", lambda: sm_subtract_first, ("max", "maximum", "largest")),
+    wrong(EX4, "subtract-min", lambda: sm_subtract_min, ("constant", "exponent")),
+    wrong(EX4, "subtract-mean", lambda: sm_subtract_mean, ("constant", "exponent")),
+    wrong(EX4, "subtract-first", lambda: sm_subtract_first, ("constant", "exponent")),
     wrong(EX4, "global-max", lambda: sm_global_max, ("row", "each", "dim", "keepdim", "per")),
     wrong(EX4, "sum-over-dim0", lambda: sm_sum_dim0, ("sum", "axis", "dim", "last")),
     wrong(EX4, "max-without-keepdim", lambda: sm_no_keepdim, ("keepdim", "broadcast", "shape")),

@@ -5,11 +5,11 @@ import torch
 
 from . import right, wrong
 
-EXERCISES = {"check_sequence1_mask": 1, "check_head_mask_shape": 2, "check_decoder_mask": 3,
+EXERCISES = {"check_sequence1_mask": 1, "check_head_broadcast": 2, "check_decoder_mask": 3,
              "check_torch_masks": 4, "check_safe_masked_softmax": 5}
 
 EX1 = "nb04.check_sequence1_mask"  # combined[1]: "dogs bark" and two pads, under the causal mask
-EX2 = "nb04.check_head_mask_shape"  # pad[:, None, None, :] & causal, B = 2, T = 4
+EX2 = "nb04.check_head_broadcast"  # ~pad[:, None, :] on (B, H, Tq, Tk) = (2, 2, 4, 4): sequence 0, heads 0 and 1
 EX3 = "nb04.check_decoder_mask"
 EX4 = "nb04.check_torch_masks"
 EX5 = "nb04.check_safe_masked_softmax"
@@ -309,19 +309,23 @@ ANSWERS = [
           ("past",)),
     wrong(EX1, "no-diagonal", lambda: [[0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]], ("itself",)),
     wrong(EX1, "all-real", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]),
-    # Exercise 2
-    right(EX2, "tuple", lambda: (2, 1, 4, 4)),
-    right(EX2, "list", lambda: [2, 1, 4, 4]),
-    right(EX2, "torch-size", lambda: torch.Size([2, 1, 4, 4])),
-    right(EX2, "numpy-array", lambda: np.array([2, 1, 4, 4])),
-    right(EX2, "computed", lambda: tuple((torch.ones(2, 1, 1, 4, dtype=torch.bool)
-                                          & torch.ones(4, 4, dtype=torch.bool).tril()).shape)),
-    wrong(EX2, "three-axes", lambda: (2, 4, 4), ("head", "axis", "axes")),
-    wrong(EX2, "key-mask-shape", lambda: (2, 1, 1, 4), ("Tq", "causal", "broadcast", "quer")),
-    wrong(EX2, "head-axis-4", lambda: (2, 4, 4, 4), ("larger", "counts as 1")),
-    wrong(EX2, "causal-shape", lambda: (4, 4), ("axes", "broadcast")),
-    wrong(EX2, "batch-second", lambda: (1, 2, 4, 4), ("from the right",)),
-    wrong(EX2, "string", lambda: "(2, 1, 4, 4)", ("tuple", "string", "quote")),
+    # Exercise 2 (two rows: the keys sequence 0 may attend to in head 0, and in head 1)
+    right(EX2, "lists", lambda: ([1, 1, 1, 1], [1, 1, 0, 0]), star=True),
+    right(EX2, "tuples", lambda: ((1, 1, 1, 1), (1, 1, 0, 0)), star=True),
+    right(EX2, "booleans", lambda: ([True, True, True, True], [True, True, False, False]), star=True),
+    right(EX2, "tensors", lambda: (torch.tensor([1, 1, 1, 1]), torch.tensor([True, True, False, False])), star=True),
+    right(EX2, "numpy", lambda: (np.ones(4, dtype=int), np.array([1.0, 1.0, 0.0, 0.0])), star=True),
+    right(EX2, "computed-rows", lambda: tuple(
+        torch.zeros(2, 2, 4, 4).masked_fill(~torch.tensor([[True] * 4, [True, True, False, False]])[:, None, :],
+                                            NEG_INF)[0, h, 0].isfinite().int().tolist() for h in range(2)), star=True),
+    wrong(EX2, "as-if-expanded", lambda: ([1, 1, 1, 1], [1, 1, 1, 1]), ("right", "line", "axis"), star=True,
+          note="each sequence's own padding in every head: what (B, 1, 1, Tk) would give"),
+    wrong(EX2, "heads-swapped", lambda: ([1, 1, 0, 0], [1, 1, 1, 1]), ("head 0", "other head"), star=True),
+    wrong(EX2, "sequence-1-everywhere", lambda: ([1, 1, 0, 0], [1, 1, 0, 0]), ("row", "head"), star=True),
+    wrong(EX2, "blocked-as-1", lambda: ([0, 0, 0, 0], [0, 0, 1, 1]), ("may attend", "hidden"), star=True),
+    wrong(EX2, "causal-rows", lambda: ([1, 0, 0, 0], [1, 0, 0, 0]), ("causal",), star=True),
+    wrong(EX2, "one-head-mixed", lambda: ([1, 1, 1, 0], [1, 1, 0, 0]), ("right", "row"), star=True),
+    wrong(EX2, "strings", lambda: ("[1, 1, 1, 1]", "[1, 1, 0, 0]"), ("list", "string", "quote"), star=True),
     # Exercise 3
     right(EX3, "compare-with-1", lambda: dm_compare),
     right(EX3, "bool-unsqueeze", lambda: dm_bool_unsqueeze),

@@ -39,7 +39,7 @@ STUDENTS = ("solved", "untouched", "mistake")
 # One classic mistake per notebook: (grade_id, the answer cell as the student wrote it, a phrase of the hint
 # the checker gives for it). A notebook missing here gets the fallback below: one exercise left undone.
 MISTAKES = {
-    "01_toy_qkv": ("nb01_ex2", '''\
+    "01_toy_qkv": ("nb01_ex4", '''\
 def my_attention(query, key, value):
     scores = query @ key.transpose(-2, -1)  # not divided by sqrt(d_k)
     weights = F.softmax(scores, dim=-1)

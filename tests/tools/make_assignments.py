@@ -70,15 +70,7 @@ c.Execute.timeout = 900
 # Asserts on probe inputs the checkers do not show, one block per function exercise, keyed by grade_id.
 # Each recomputes the expected answer from the definition, independently of attnlib and of the checker.
 HIDDEN_TESTS = {
-    "nb01_ex2": '''\
-g = torch.Generator().manual_seed(24)
-q, k = torch.randn(2, 2, 3, 16, generator=g), torch.randn(2, 2, 6, 16, generator=g)
-v = torch.randn(2, 2, 6, 5, generator=g)
-out, w = my_attention(q, k, v)
-w_ref = torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)  # sqrt(d_k) = sqrt(16) = 4
-assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on (B, H, Tq, d_k) = (2, 2, 3, 16)"
-assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on (2, 2, 3, 16) queries, Ev = 5"''',
-    "nb01_ex4": '''\
+    "nb01_ex3": '''\
 g = torch.Generator().manual_seed(24)
 dec, enc = torch.randn(3, 6, generator=g), torch.randn(4, 5, generator=g)
 W_q, W_k, W_v = torch.randn(6, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
@@ -86,6 +78,14 @@ out, w = my_cross_attention(dec, enc, W_q, W_k, W_v)
 w_ref = torch.softmax((dec @ W_q) @ (enc @ W_k).T / 2.0, dim=-1)  # d_k = 4
 assert torch.allclose(w, w_ref, atol=1e-5), "my_cross_attention: wrong weights, decoder width 6, encoder width 5"
 assert torch.allclose(out, w_ref @ (enc @ W_v), atol=1e-5), "my_cross_attention: wrong output"''',
+    "nb01_ex4": '''\
+g = torch.Generator().manual_seed(24)
+q, k = torch.randn(2, 2, 3, 16, generator=g), torch.randn(2, 2, 6, 16, generator=g)
+v = torch.randn(2, 2, 6, 5, generator=g)
+out, w = my_attention(q, k, v)
+w_ref = torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)  # sqrt(d_k) = sqrt(16) = 4
+assert torch.allclose(w, w_ref, atol=1e-5), "my_attention: wrong weights on (B, H, Tq, d_k) = (2, 2, 3, 16)"
+assert torch.allclose(out, w_ref @ v, atol=1e-5), "my_attention: wrong output on (2, 2, 3, 16) queries, Ev = 5"''',
     "nb02_ex2": '''\
 s = torch.randn(2, 2, 3, 5, 4, generator=torch.Generator().manual_seed(24))  # five axes, (..., Tk, Tq) = (5, 4)
 assert torch.allclose(key_major_weights(s), torch.softmax(s.transpose(-2, -1), dim=-1), atol=1e-6), \\
