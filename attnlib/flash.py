@@ -5,6 +5,9 @@ blocks of ``block_size_k``; for each block of ``block_size_q`` queries a running
 a running sum ``row_sum`` and an output accumulator ``acc`` are rescaled whenever a larger score
 arrives, so that after the last block ``acc / row_sum`` is exactly softmax(scores) @ value.
 
+:func:`largest_tensor` measures the point: inside its ``with`` block it records the largest tensor
+torch's functions return, the (Tq, Tk) weights for plain attention, a tile or the output here.
+
 Shape legend: B batch, H heads, Tq query length, Tk key/value length, E query/key width,
 Ev value width, bq and bk the block sizes (the last block may be shorter). ``...`` is any
 batch shape, e.g. (B,) or (B, H), shared by query, key and value (or broadcastable).
@@ -15,6 +18,7 @@ from __future__ import annotations
 import numbers
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ._checks import broadcast_batch, check_bool
 from .attention import HALF, _check_heads_without_gqa, _repeat_kv_heads, check_query_key_value, check_scale_and_mask
@@ -233,3 +237,48 @@ def flash_attention(
     out, lse = _FlashAttention.apply(q, k, v, mask, is_causal, scale, bq, bk)
     out = out.to(query.dtype)
     return (out, lse) if return_lse else out
+
+
+class LargestTensor(TorchFunctionMode):
+    """The mode :func:`largest_tensor` returns: ``nbytes`` is the largest result seen so far."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nbytes = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for out in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(out, torch.Tensor):
+                self.nbytes = max(self.nbytes, out.nbytes)
+        return result
+
+
+def largest_tensor() -> LargestTensor:
+    """Record the bytes of the largest tensor any torch function returns inside a ``with`` block.
+
+    A :class:`torch.overrides.TorchFunctionMode`: while the block runs, every call of a torch
+    function or tensor method made from Python passes through it, and the size of each tensor it
+    returns (alone or in a tuple or list) is compared with the largest so far. Notebook 08 uses it
+    to show that plain attention makes the (..., Tq, Tk) weights while :func:`flash_attention`
+    never makes anything larger than a tile or its output.
+
+    It sees what Python code receives, not what one torch call allocates and frees inside itself
+    (a fused kernel's buffers), nor what the memory allocator keeps: a count of tensors, not a
+    measurement of the process's memory. Tensors that exist before the block are not counted.
+
+    Returns:
+        the mode, to use as ``with largest_tensor() as seen:``; after the block ``seen.nbytes`` is
+        the size in bytes of the largest tensor returned inside it (0 when none was).
+
+    Raises:
+        Nothing itself; an exception raised inside the block leaves the block as usual, with
+        ``nbytes`` counting what was returned before it.
+
+    Example::
+
+        with torch.no_grad(), largest_tensor() as seen:
+            scaled_dot_product_attention(q, k, v)  # q, k, v (1, 1, 2048, 64)
+        seen.nbytes  # 2048 * 2048 * 4: the float32 weights
+    """
+    return LargestTensor()

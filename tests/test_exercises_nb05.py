@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+import attnlib
 from attnlib.exercises import nb05
 
 
@@ -44,31 +45,41 @@ def test_parameter_count_stub(capsys):
     assert line(capsys) == "Exercise 1: not attempted yet"
 
 
-# --- Exercise 2: the shape after split_heads ---------------------------------------------------
+# --- Exercise 2: where x[1, 5, 7] lands after split_heads(x, 3) ----------------------------------
 
 
-@pytest.mark.parametrize("answer", [(2, 3, 7, 4), [2, 3, 7, 4], torch.Size([2, 3, 7, 4])])
-def test_split_shape_accepts_the_reference(capsys, answer):
-    nb05.check_split_shape(answer)
+@pytest.mark.parametrize("answer", [(1, 1, 5, 3), [1, 1, 5, 3], torch.tensor([1, 1, 5, 3]), (1.0, 1, 5, 3)])
+def test_split_index_accepts_the_reference(capsys, answer):
+    nb05.check_split_index(answer)
     assert line(capsys).startswith("Exercise 2: correct.")
 
 
+def test_split_index_is_where_split_heads_puts_the_number():
+    x = torch.zeros(2, 7, 12)
+    x[1, 5, 7] = 1.0
+    heads = attnlib.split_heads(x, 3)  # (B, H, T, Dh)
+    assert tuple(heads.nonzero()[0].tolist()) == nb05.check_split_index.expected_value()
+
+
 @pytest.mark.parametrize(("answer", "hint"), [
-    ((2, 7, 3, 4), "only the first step"),
-    ((2, 3, 7, 12), "all E = 12 features"),
-    ((2, 4, 7, 3), "H and Dh are swapped"),
-    ((2, 7, 12), "is the input's shape"),
-    ((1, 2, 3), "Your answer has 3 entries; the answer has 4."),
-    ("2, 3, 7, 4", "as a tuple of ints"),
+    ((1, 5, 1, 3), "after the reshape to (B, T, H, Dh) only"),
+    ((1, 1, 5, 7), "keeps the feature's number 7"),
+    ((1, 2, 5, 1), "heads of 3 features"),
+    ((1, 1, 5, 2), "in turn"),
+    ((1, 2, 2, 3), "straight reshape"),
+    ((2, 2, 6, 4), "counts from 1"),
+    ((2, 3, 7, 4), "the shape of the heads"),
+    ((1, 1, 5), "Your answer has 3 entries; the answer has 4."),
+    ("1, 1, 5, 3", "as a tuple of four ints"),
 ])
-def test_split_shape_names_each_mistake(capsys, answer, hint):
-    nb05.check_split_shape(answer)
+def test_split_index_names_each_mistake(capsys, answer, hint):
+    nb05.check_split_index(answer)
     out = line(capsys)
     assert out.startswith("Exercise 2: not yet.") and hint in out, out
 
 
-def test_split_shape_stub(capsys):
-    nb05.check_split_shape(None)
+def test_split_index_stub(capsys):
+    nb05.check_split_index(None)
     assert line(capsys) == "Exercise 2: not attempted yet"
 
 
@@ -245,8 +256,8 @@ def said(capsys) -> str:
 
 
 @pytest.mark.parametrize(("check", "answer"), [
-    (nb05.check_split_shape, np.array([2, 3, 7, 4])),
-    (nb05.check_split_shape, torch.Size([2, 3, 7, 4])),
+    (nb05.check_split_index, np.array([1, 1, 5, 3])),
+    (nb05.check_split_index, tuple(np.int64(n) for n in (1, 1, 5, 3))),
     (nb05.check_head_scale, torch.tensor(64.0).sqrt()),
     (nb05.check_head_scale, np.sqrt(64)),
     (nb05.check_parameter_count, torch.tensor(288)),

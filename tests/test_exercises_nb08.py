@@ -34,10 +34,12 @@ def test_the_guard_can_tell_the_whole_matrix_from_every_other_tensor():
     guarded = 0
     for probe in nb08.check_blockwise_attention.probe_list():
         q, k, v, block_size = probe.args
-        if type(q).whole:
+        whole = torch.zeros(*q.shape[:-1], k.shape[-2])  # (..., Tq, Tk)
+        if type(q).forbid(whole):
             guarded += 1
             sizes = (q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1])
             assert len(set(sizes)) == 4, (probe.label, sizes)
+            assert not any(type(q).forbid(t) for t in (q, k, v, k.mT, v.mT)), probe.label
         else:
             assert k.shape[-2] <= block_size, probe.label
     assert guarded >= 3
@@ -74,9 +76,31 @@ def test_the_cache_mask_is_probed_with_one_new_query_and_without_a_cache():
         assert torch.equal(nb08.cache_causal_mask(q_len, kv_len), causal_mask(q_len, kv_len, align="bottom_right"))
 
 
-def test_expanded_heads_give_torchs_grouped_query_attention():
+def test_grouped_attention_is_torchs_enable_gqa():
     g = torch.Generator().manual_seed(0)
     q = torch.randn(1, 6, 3, 4, generator=g)  # (B, Hq, Tq, Dh)
     k, v = torch.randn(1, 2, 5, 4, generator=g), torch.randn(1, 2, 5, 4, generator=g)  # (B, Hkv, Tk, Dh)
-    expected = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-    torch.testing.assert_close(F.scaled_dot_product_attention(q, nb08.expand_kv(k, 6), nb08.expand_kv(v, 6)), expected)
+    torch.testing.assert_close(nb08.gqa(q, k, v), F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+
+
+def test_the_copy_guard_refuses_copies_and_lets_broadcast_views_and_the_queries_pass():
+    """Each guarded probe has Tq, Tk and Dh all different, so no tensor made from q looks like a copy of k."""
+    guarded = 0
+    for probe in nb08.check_grouped_attention.probe_list():
+        q, k, v = probe.args
+        forbid = type(q).forbid
+        b, hq, tq, dh = q.shape
+        hkv, tk = k.shape[1], k.shape[2]
+        if hq == hkv:
+            continue
+        guarded += 1
+        assert len({tq, tk, dh}) == 3, probe.label
+        plain_k = k.as_subclass(torch.Tensor)
+        assert forbid(plain_k.repeat_interleave(hq // hkv, dim=1))  # a stored copy
+        assert forbid(plain_k.repeat_interleave(hq // hkv, dim=1).mT)
+        view = plain_k.unsqueeze(2).expand(b, hkv, hq // hkv, tk, dh)  # broadcasting, no copy
+        assert not forbid(view) and not forbid(view.mT)
+        if hkv == 1:  # multi-query: k expanded to Hq heads is a view, not a copy
+            assert not forbid(plain_k.expand(b, hq, tk, dh))
+        assert not any(forbid(t) for t in (q, q.reshape(b, hkv, -1, tq, dh), torch.zeros(b, hq, tq, tk)))
+    assert guarded >= 3 and any(p.args[1].shape[1] == 1 for p in nb08.check_grouped_attention.probe_list())

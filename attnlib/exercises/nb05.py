@@ -15,7 +15,7 @@ import torch
 from . import Exercise, Mistake, Probe, as_number, same, shape_of
 
 __all__ = ["check_head_scale", "check_merge_heads", "check_multi_head_attention", "check_parameter_count",
-           "check_split_shape"]
+           "check_split_index"]
 
 
 def _near(value: float, rel: float = 0.01):
@@ -45,21 +45,26 @@ check_parameter_count = Exercise(
     ])
 
 
-# --- Exercise 2: the shape after split_heads, B = 2, T = 7, E = 12, H = 3 ------------------------------
+# --- Exercise 2: where x[1, 5, 7] lands after split_heads(x, 3), x of shape (B, T, E) = (2, 7, 12) -------
 
-check_split_shape = Exercise(
-    "Exercise 2", expected=(2, 3, 7, 4), read=shape_of,
-    unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 3); got {got}.",
-    correct="(B, H, T, Dh): 3 heads, each a (T, Dh) matrix per sequence.",
+check_split_index = Exercise(
+    "Exercise 2", expected=(1, 1, 5, 3), read=shape_of,
+    unreadable="Write the index as a tuple of four ints (b, h, t, d), such as (0, 2, 6, 1); got {got}.",
+    correct="The sequence and the token stay; head 1 holds features 4 to 7, so feature 7 is its feature 3.",
     mistakes=[
-        Mistake("{got} is (B, T, H, Dh): the reshape that cuts E into H x Dh is only the first step. split_heads "
-                "then swaps two axes, so that each head holds a (T, Dh) matrix behind the batch and head axes.",
-                answer=(2, 7, 3, 4)),
-        Mistake("{got} gives each head all E = 12 features. The heads share the width: each gets E / H.",
-                answer=(2, 3, 7, 12)),
-        Mistake("{got} has 4 heads of width 3: H and Dh are swapped. H is what you pass, Dh = E / H is what each "
-                "head gets.", answer=(2, 4, 7, 3)),
-        Mistake("{got} is the input's shape (B, T, E). split_heads returns 4 axes.", answer=(2, 7, 12)),
+        Mistake("{got} is where the number sits after the reshape to (B, T, H, Dh) only: split_heads then swaps "
+                "T and H, so the head index comes before the token's.", answer=(1, 5, 1, 3)),
+        Mistake("{got} keeps the feature's number 7, but a head numbers its own Dh features from 0: count from "
+                "the first feature of its head.", answer=(1, 1, 5, 7)),
+        Mistake("{got} cuts E into heads of 3 features, but 3 is the number of heads H: each head gets "
+                "Dh = E / H features.", answer=(1, 2, 5, 1)),
+        Mistake("{got} deals the features out to the heads in turn (feature f to head f % H), but split_heads "
+                "gives each head a block of consecutive features.", answer=(1, 1, 5, 2)),
+        Mistake("{got} is where a straight reshape of (B, T, E) to (B, H, T, Dh) puts it, with the number moved "
+                "to another token: split_heads reshapes to (B, T, H, Dh) first.", answer=(1, 2, 2, 3)),
+        Mistake("{got} counts from 1; PyTorch indexes from 0, as x[1, 5, 7] does.", answer=(2, 2, 6, 4)),
+        Mistake("{got} is the shape of the heads, (B, H, T, Dh); the question asks at which index one number "
+                "lands.", answer=(2, 3, 7, 4)),
     ])
 
 

@@ -5,7 +5,8 @@ tables name the notebook's classic mistakes: the weights' memory counted in elem
 in the wrong unit; an online softmax that forgets to rescale, rescales the wrong way or takes exp of a
 raw score (no maximum subtracted); a blockwise loop whose output accumulator is not rescaled, whose
 maximum is not carried, or that builds the whole (Tq, Tk) matrix after all; a key/value cache read with
-the top-left causal diagonal; key/value heads tiled with ``repeat`` instead of ``repeat_interleave``.
+the top-left causal diagonal; grouped-query attention with the query heads dealt out in turn instead of
+in consecutive groups, or with the keys and values copied for every query head.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import torch
 
 from . import Exercise, Mistake, Probe, as_number
 
-__all__ = ["check_blockwise_attention", "check_cache_causal_mask", "check_expand_kv", "check_online_update",
-           "check_weights_memory"]
+__all__ = ["check_blockwise_attention", "check_cache_causal_mask", "check_grouped_attention",
+           "check_online_update", "check_weights_memory"]
 
 # --- Exercise 1: the MiB of the float32 weights (B, H, T, T) = (1, 8, 8192, 8192) ------------------------
 
@@ -95,8 +96,8 @@ check_online_update = Exercise(
 # --- Exercise 3: the blockwise loop, blockwise_attention(query, key, value, block_size) ----------------------
 
 
-class WholeMatrix(RuntimeError):
-    """Raised by a probe's tensors when the learner's function builds the (Tq, Tk) scores or calls torch's SDPA."""
+class Refused(RuntimeError):
+    """Raised by a probe's tensors when the learner's function makes what its exercise forbids."""
 
 
 def _inside_attnlib() -> bool:
@@ -110,27 +111,41 @@ def _inside_attnlib() -> bool:
 
 
 class _Watched(torch.Tensor):
-    """A probe's tensor: every result made from it is looked at, and a (Tq, Tk) or (Tk, Tq) one is refused."""
+    """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to
+    ``forbid``, which names a tensor the exercise forbids (or returns "")."""
 
-    whole: tuple[int, int] | tuple[()] = ()
+    @staticmethod
+    def forbid(t: torch.Tensor) -> str:
+        return ""
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _inside_attnlib():
-            raise WholeMatrix("a ready-made attention function")
+            raise Refused("a ready-made attention function")
         out = super().__torch_function__(func, types, args, kwargs or {})
         for t in out if isinstance(out, (tuple, list)) else (out,):
-            if cls.whole and isinstance(t, torch.Tensor) and tuple(t.shape[-2:]) in (cls.whole, cls.whole[::-1]):
-                raise WholeMatrix("the whole matrix of scores")
+            if isinstance(t, torch.Tensor) and (why := cls.forbid(t)):
+                raise Refused(why)
         return out
 
 
-def _watched(block_size: int, *tensors: torch.Tensor) -> tuple:
+def _watched(forbid, *tensors: torch.Tensor) -> tuple:
+    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid)})
+    return tuple(t.as_subclass(kind) for t in tensors)
+
+
+def _plain(*tensors: torch.Tensor) -> tuple:
+    return tuple(t.as_subclass(torch.Tensor) for t in tensors)
+
+
+def _no_whole_matrix(block_size: int, *tensors: torch.Tensor) -> tuple:
     """Probe arguments whose (Tq, Tk) matrix may not be built (when Tk > block_size): Tq, Tk, Dh, Ev all differ."""
-    q, k = tensors[0], tensors[1]
-    whole = (q.shape[-2], k.shape[-2]) if k.shape[-2] > block_size else ()
-    kind = type("Watched", (_Watched,), {"whole": whole})
-    return (*(t.as_subclass(kind) for t in tensors), block_size)
+    whole = (tensors[0].shape[-2], tensors[1].shape[-2])
+    guarded = whole[1] > block_size
+
+    def forbid(t):
+        return "the whole matrix of scores" if guarded and tuple(t.shape[-2:]) in (whole, whole[::-1]) else ""
+    return (*_watched(forbid, *tensors), block_size)
 
 
 def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, raw_exp=False, keep_max=True,
@@ -152,7 +167,7 @@ def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, ra
 
 
 def _reference(query, key, value, block_size):
-    q, k, v = (t.as_subclass(torch.Tensor) for t in (query, key, value))
+    q, k, v = _plain(query, key, value)
     return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
@@ -162,15 +177,15 @@ def _blockwise_probes() -> list[Probe]:
     values = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 0, 1], [0, 3, 1]], dtype=torch.float64)
     big = torch.tensor([[10.0], [120.0], [20.0], [5.0], [100.0], [30.0], [7.0]])  # float32 scores up to 120
     return [
-        Probe(_watched(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
+        Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
               "section 2's row [1, 3, 2, 5, 0.5] in blocks of 2 (the maximum rises in block 2)"),
-        Probe(_watched(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
+        Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
               "scores up to 120 in float32, blocks of 2"),
-        Probe(_watched(4, torch.randn(2, 3, 5, 4, generator=g), torch.randn(2, 3, 11, 4, generator=g),
+        Probe(_no_whole_matrix(4, torch.randn(2, 3, 5, 4, generator=g), torch.randn(2, 3, 11, 4, generator=g),
                        torch.randn(2, 3, 11, 6, generator=g)), "(B, H) = (2, 3), Tq = 5, Tk = 11, Dh = 4, blocks of 4"),
-        Probe(_watched(1, *(torch.randn(1, t, d, generator=g) for t, d in ((6, 8), (9, 8), (9, 5)))),
+        Probe(_no_whole_matrix(1, *(torch.randn(1, t, d, generator=g) for t, d in ((6, 8), (9, 8), (9, 5)))),
               "Tq = 6, Tk = 9, Dh = 8, blocks of 1"),
-        Probe(_watched(8, *(torch.randn(t, d, generator=g) for t, d in ((4, 3), (6, 3), (6, 2)))),
+        Probe(_no_whole_matrix(8, *(torch.randn(t, d, generator=g) for t, d in ((4, 3), (6, 3), (6, 2)))),
               "Tq = 4, Tk = 6, one block of 8"),
     ]
 
@@ -185,10 +200,10 @@ check_blockwise_attention = Exercise(
     mistakes=[
         Mistake("Your function builds the whole (Tq, Tk) matrix of scores, or calls a function that does: the "
                 "exercise is to never store it. Loop over blocks of keys, one (Tq, block) tile at a time.",
-                raises=WholeMatrix, match="whole",
+                raises=Refused, match="whole",
                 example=lambda q, k, v, b: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v),
         Mistake("Your function calls a ready-made attention (torch's scaled_dot_product_attention, attnlib's "
-                "flash_attention): write the loop over blocks of keys yourself.", raises=WholeMatrix,
+                "flash_attention): write the loop over blocks of keys yourself.", raises=Refused,
                 match="ready-made",
                 example=lambda q, k, v, b: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
         Mistake("Your acc is not rescaled when a block raises the maximum (section 2's row: 5 arrives in block 2): "
@@ -267,33 +282,77 @@ check_cache_causal_mask = Exercise(
     ])
 
 
-# --- Exercise 5: expand_kv(kv, num_query_heads), (B, Hkv, T, Dh) -> (B, Hq, T, Dh) ----------------------------
+# --- Exercise 5: grouped_query_attention(q, k, v) without a copy of k or v ----------------------------------
 
 
-def expand_kv(kv: torch.Tensor, num_query_heads: int) -> torch.Tensor:
-    return kv.repeat_interleave(num_query_heads // kv.shape[1], dim=1)  # key/value head j serves a group
+def gqa(q, k, v, *, tiled=False, scaled=True, softmax_dim=-1):
+    """The reference: q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh); each keyword switches on a mistake."""
+    b, hq, tq, dh = q.shape
+    hkv = k.shape[1]
+    groups = q.reshape(b, hq // hkv, hkv, tq, dh).transpose(1, 2) if tiled else q.reshape(b, hkv, -1, tq, dh)
+    scores = groups @ k.unsqueeze(2).mT / (math.sqrt(dh) if scaled else 1.0)  # (B, Hkv, g, Tq, Tk)
+    out = scores.softmax(dim=softmax_dim) @ v.unsqueeze(2)  # (B, Hkv, g, Tq, Dh)
+    return (out.transpose(1, 2) if tiled else out).reshape(b, hq, tq, -1)
 
 
-def _kv_probes() -> list[tuple]:
+def _no_copy(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple:
+    """Probe arguments that refuse a stored tensor of Hq key or value heads (Tq, Tk and Dh all differ)."""
+    hq, hkv, (tk, dh) = q.shape[1], k.shape[1], k.shape[-2:]
+
+    def forbid(t):
+        with torch._C.DisableTorchFunctionSubclass():
+            stored = t.untyped_storage().nbytes() >= t.numel() * t.element_size()  # not a broadcast view
+        copy = t.dim() >= 3 and tuple(t.shape[-3:]) in ((hq, tk, dh), (hq, dh, tk))
+        return "a copy of the keys or values for every query head" if hq != hkv and copy and stored else ""
+    return _watched(forbid, q, k, v)
+
+
+def _gqa_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(8)
-    return [(torch.randn(*shape, generator=g), hq) for shape, hq in
-            (((1, 2, 3, 4), 6), ((2, 3, 2, 2), 6), ((1, 1, 3, 4), 4), ((2, 4, 5, 3), 8))]
+
+    def probe(b, hq, hkv, tq, tk, dh, label):
+        return Probe(_no_copy(torch.randn(b, hq, tq, dh, generator=g), torch.randn(b, hkv, tk, dh, generator=g),
+                              torch.randn(b, hkv, tk, dh, generator=g)), label)
+    return [probe(1, 6, 2, 3, 5, 4, "Hq = 6, Hkv = 2 (groups of 3), Tq = 3, Tk = 5, Dh = 4"),
+            probe(2, 8, 4, 2, 7, 3, "B = 2, Hq = 8, Hkv = 4 (groups of 2)"),
+            probe(1, 4, 1, 5, 3, 2, "multi-query: Hq = 4, Hkv = 1"),
+            probe(2, 3, 3, 4, 6, 5, "Hq = Hkv = 3: ordinary multi-head attention"),
+            probe(1, 6, 3, 2, 9, 4, "Hq = 6, Hkv = 3 (groups of 2)")]
 
 
-check_expand_kv = Exercise(
-    "Exercise 5", reference=expand_kv, probes=_kv_probes,
-    correct="repeat_interleave: consecutive query heads form a group that shares one key/value head.",
+def _fixed_group(q, k, v):
+    b, hq, tq, dh = q.shape
+    out = (q.reshape(b, -1, 3, tq, dh) @ k.unsqueeze(2).mT / math.sqrt(dh)).softmax(-1) @ v.unsqueeze(2)
+    return out.reshape(b, hq, tq, dh)  # groups of 3 whatever Hq / Hkv is
+
+
+check_grouped_attention = Exercise(
+    "Exercise 5", reference=lambda q, k, v: gqa(*_plain(q, k, v)), probes=_gqa_probes,
+    correct="Query heads grouped by their key/value head, k and v shared by broadcasting: GQA without "
+            "a copy of the cache.",
     mistakes=[
-        Mistake("Your heads come out tiled, key/value head order 0, 1, 0, 1, 0, 1 (what .repeat does): then query "
-                "head 1 reads key/value head 1, but in torch's enable_gqa (and Ainslie et al.'s groups) query heads "
-                "0, 1, 2 share key/value head 0. Each head's copies must sit side by side.",
-                answer=lambda kv, hq: kv.repeat(1, hq // kv.shape[1], 1, 1)),
-        Mistake(lambda got, args: f"Your result has {got.shape[1]} heads, not num_query_heads = {args[1]}: each "
-                "key/value head is copied once per query head of its group, num_query_heads // Hkv times.",
-                when=lambda got, args: got.dim() == 4 and got.shape[1] != args[1]
-                and (got.shape[0], *got.shape[2:]) == (args[0].shape[0], *args[0].shape[2:]),
-                example=lambda kv, hq: kv.repeat_interleave(kv.shape[1], dim=1)),
-        Mistake("Your copies are made along another axis than the heads: in (B, Hkv, T, Dh) the heads are axis 1.",
-                when=lambda got, args: got.dim() == 4 and got.shape[1] == args[0].shape[1] != args[1],
-                example=lambda kv, hq: kv.repeat_interleave(hq // kv.shape[1], dim=2)),
+        Mistake("Your function copies k or v to one head per query head (repeat_interleave, repeat, expand then "
+                "reshape, or indexing with a list of heads): that builds a full-size copy of the cache at every "
+                "step. Give the query heads a group axis and let broadcasting share each key/value head.",
+                raises=Refused, match="copy",
+                example=lambda q, k, v: gqa(q, *(t.repeat_interleave(q.shape[1] // t.shape[1], dim=1)
+                                                 for t in (k, v)))),
+        Mistake("Your function calls a ready-made attention (torch's scaled_dot_product_attention, with or without "
+                "enable_gqa, or attnlib's): write the grouping and the attention yourself.", raises=Refused,
+                match="ready-made",
+                example=lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)),
+        Mistake("Your query head h reads key/value head h % Hkv (the heads dealt out in turn: 0, 1, 0, 1, ...), "
+                "but in torch's enable_gqa and Ainslie et al.'s groups consecutive query heads share one key/value "
+                "head: split Hq into (Hkv, g), the key/value head first.",
+                answer=lambda q, k, v: gqa(q, k, v, tiled=True)),
+        Mistake("Your scores are not divided by sqrt(Dh), the width of the queries and keys.",
+                answer=lambda q, k, v: gqa(q, k, v, scaled=False)),
+        Mistake("Your softmax ran over the queries: each query's weights over the keys (the last axis) must sum "
+                "to 1.", answer=lambda q, k, v: gqa(q, k, v, softmax_dim=-2)),
+        Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: merge the group axes back, (B, Hkv, g, Tq, "
+                "Dh) -> (B, Hq, Tq, Dh).", when=lambda got: got.dim() == 5,
+                example=lambda q, k, v: gqa(q, k, v).reshape(q.shape[0], k.shape[1], -1, *q.shape[2:])),
+        Mistake("A reshape asked for a shape that does not hold q's values: read Hkv from k.shape[1] and the group "
+                "size g = Hq // Hkv from the shapes, not from the notebook's numbers.", raises=RuntimeError,
+                match="invalid for input of size", example=_fixed_group),
     ])

@@ -12,11 +12,11 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_parameter_count": 1, "check_split_shape": 2, "check_head_scale": 3,
+EXERCISES = {"check_parameter_count": 1, "check_split_index": 2, "check_head_scale": 3,
              "check_merge_heads": 4, "check_multi_head_attention": 5}
 
 EX1 = "nb05.check_parameter_count"  # E = 8, H = 4, biases: 4 * 64 + 4 * 8 = 288
-EX2 = "nb05.check_split_shape"  # split_heads of (B, T, E) = (2, 7, 12), 3 heads: (2, 3, 7, 4)
+EX2 = "nb05.check_split_index"  # x[1, 5, 7] of (B, T, E) = (2, 7, 12) after split_heads(x, 3): (1, 1, 5, 3)
 EX3 = "nb05.check_head_scale"  # E = 512, H = 8: sqrt(64) = 8
 EX4 = "nb05.check_merge_heads"  # (B*H, T, Dh) -> (B, T, E)
 EX5 = "nb05.check_multi_head_attention"
@@ -206,17 +206,24 @@ ANSWERS = [
     wrong(EX1, "one-bias", lambda: 4 * 8**2 + 8),
     wrong(EX1, "string", lambda: "288", ("number", "string", "quote")),
     # Exercise 2
-    right(EX2, "tuple", lambda: (2, 3, 7, 4)),
-    right(EX2, "list", lambda: [2, 3, 7, 4]),
-    right(EX2, "torch-size", lambda: attnlib.split_heads(torch.zeros(2, 7, 12), num_heads=3).shape),
-    right(EX2, "numpy-array", lambda: np.array([2, 3, 7, 4])),
-    right(EX2, "numpy-ints", lambda: tuple(np.int64(n) for n in (2, 3, 7, 4))),
-    right(EX2, "int-division", lambda: (2, 3, 7, 12 // 3)),
-    wrong(EX2, "no-transpose", lambda: (2, 7, 3, 4), ("transpose", "H", "head", "order", "(B, H, T, Dh)")),
-    wrong(EX2, "dh-equals-e", lambda: (2, 3, 7, 12), ("Dh", "E / H", "12 / 3", "width")),
-    wrong(EX2, "batch-times-heads", lambda: (6, 7, 4), ("axes", "four", "4", "(B, H, T, Dh)", "B")),
-    wrong(EX2, "t-and-dh-swapped", lambda: (2, 3, 4, 7), ("T", "Dh", "order")),
-    wrong(EX2, "string", lambda: "(2, 3, 7, 4)", ("tuple", "string", "quote")),
+    right(EX2, "tuple", lambda: (1, 1, 5, 3)),
+    right(EX2, "list", lambda: [1, 1, 5, 3]),
+    right(EX2, "computed", lambda: (1, 7 // (12 // 3), 5, 7 % (12 // 3))),
+    right(EX2, "floats", lambda: (1.0, 1.0, 5.0, 3.0)),
+    right(EX2, "found-by-running", lambda: tuple(
+        attnlib.split_heads(torch.arange(2 * 7 * 12).reshape(2, 7, 12), 3).eq(1 * 84 + 5 * 12 + 7)
+        .nonzero()[0].tolist()), note="run split_heads on numbers that name their place, as section 4 does"),
+    right(EX2, "numpy-array", lambda: np.array([1, 1, 5, 3])),
+    right(EX2, "tensor", lambda: torch.tensor([1, 1, 5, 3])),
+    wrong(EX2, "no-transpose", lambda: (1, 5, 1, 3), ("swaps", "transpose", "head index", "(B, T, H, Dh)")),
+    wrong(EX2, "feature-not-renumbered", lambda: (1, 1, 5, 7), ("7", "numbers its own", "from 0")),
+    wrong(EX2, "heads-of-three", lambda: (1, 2, 5, 1), ("Dh = E / H", "number of heads")),
+    wrong(EX2, "interleaved", lambda: (1, 1, 5, 2), ("in turn", "consecutive", "block")),
+    wrong(EX2, "straight-reshape", lambda: (1, 2, 2, 3), ("straight reshape", "another token", "(B, T, H, Dh)")),
+    wrong(EX2, "counted-from-one", lambda: (2, 2, 6, 4), ("from 1", "from 0")),
+    wrong(EX2, "the-shape", lambda: (2, 3, 7, 4), ("shape", "index")),
+    wrong(EX2, "three-numbers", lambda: (1, 5, 7), ("entries", "4")),
+    wrong(EX2, "string", lambda: "(1, 1, 5, 3)", ("tuple", "string", "quote")),
     # Exercise 3
     right(EX3, "float", lambda: 8.0),
     right(EX3, "expression", lambda: math.sqrt(512 / 8)),

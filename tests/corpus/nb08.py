@@ -12,13 +12,13 @@ from attnlib import causal_mask, flash_attention, scaled_dot_product_attention
 from . import right, wrong
 
 EXERCISES = {"check_weights_memory": 1, "check_online_update": 2, "check_blockwise_attention": 3,
-             "check_cache_causal_mask": 4, "check_expand_kv": 5}
+             "check_cache_causal_mask": 4, "check_grouped_attention": 5}
 
 EX1 = "nb08.check_weights_memory"  # (1, 8, 8192, 8192) float32 weights: 2048 MiB
 EX2 = "nb08.check_online_update"
 EX3 = "nb08.check_blockwise_attention"
 EX4 = "nb08.check_cache_causal_mask"
-EX5 = "nb08.check_expand_kv"
+EX5 = "nb08.check_grouped_attention"
 
 
 # Exercise 2: online_update(m, s, x) -> (m_new, s_new), 0-d tensors
@@ -284,51 +284,101 @@ def cm_transposed(q_len, kv_len):
     return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len).bool().T
 
 
-# Exercise 5: expand_kv(kv, num_query_heads), (B, Hkv, T, Dh) -> (B, Hq, T, Dh)
-def ek_expand_reshape(kv, num_query_heads):  # Hugging Face's repeat_kv
-    b, hkv, t, dh = kv.shape
-    g = num_query_heads // hkv
-    return kv[:, :, None, :, :].expand(b, hkv, g, t, dh).reshape(b, num_query_heads, t, dh)
+# Exercise 5: grouped_query_attention(q, k, v), q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh), without copies
+def gq_reshape_broadcast(q, k, v):
+    b, hq, tq, dh = q.shape
+    hkv = k.shape[1]
+    groups = q.reshape(b, hkv, hq // hkv, tq, dh)
+    weights = torch.softmax(groups @ k[:, :, None].transpose(-2, -1) / math.sqrt(dh), dim=-1)
+    return (weights @ v[:, :, None]).reshape(b, hq, tq, dh)
 
 
-def ek_index(kv, num_query_heads):
-    g = num_query_heads // kv.shape[1]
-    return kv[:, torch.arange(num_query_heads) // g]
+def gq_loop_over_query_heads(q, k, v):  # query head h reads key/value head h // g
+    g = q.shape[1] // k.shape[1]
+    outs = []
+    for h in range(q.shape[1]):
+        scores = q[:, h] @ k[:, h // g].mT / q.shape[-1] ** 0.5
+        outs.append(scores.softmax(dim=-1) @ v[:, h // g])
+    return torch.stack(outs, dim=1)
 
 
-def ek_index_select(kv, num_query_heads):
-    g = num_query_heads // kv.size(1)
-    return kv.index_select(1, torch.arange(num_query_heads).div(g, rounding_mode="floor"))
+def gq_loop_over_groups(q, k, v):  # one key/value head at a time, its g query heads together
+    g = q.shape[1] // k.shape[1]
+    outs = []
+    for j in range(k.shape[1]):
+        qj = q[:, j * g:(j + 1) * g]  # (B, g, Tq, Dh)
+        w = (qj @ k[:, j:j + 1].mT / math.sqrt(q.shape[-1])).softmax(-1)  # k broadcast over the g heads
+        outs.append(w @ v[:, j:j + 1])
+    return torch.cat(outs, dim=1)
 
 
-def ek_cat_loop(kv, num_query_heads):
-    g = num_query_heads // kv.shape[1]
-    return torch.cat([kv[:, j:j + 1] for j in range(kv.shape[1]) for _ in range(g)], dim=1)
+def gq_einsum(q, k, v):
+    b, hq, tq, dh = q.shape
+    qg = q.view(b, k.shape[1], -1, tq, dh)
+    w = torch.einsum("bkgqd,bktd->bkgqt", qg, k).div(math.sqrt(dh)).softmax(dim=-1)
+    return torch.einsum("bkgqt,bktd->bkgqd", w, v).flatten(1, 2)
 
 
-def ek_stack_flatten(kv, num_query_heads):
-    g = num_query_heads // kv.shape[1]
-    return torch.stack([kv] * g, dim=2).flatten(1, 2)
+def gq_expand_view(q, k, v):  # expand makes a view: nothing is copied
+    b, hq, tq, dh = q.shape
+    hkv = k.shape[1]
+    ke = k.unsqueeze(2).expand(b, hkv, hq // hkv, *k.shape[2:])
+    ve = v.unsqueeze(2).expand(b, hkv, hq // hkv, *v.shape[2:])
+    w = F.softmax(q.unflatten(1, (hkv, -1)) @ ke.mT * dh ** -0.5, dim=-1)
+    return (w @ ve).flatten(1, 2)
 
 
-def ek_repeat_tiled(kv, num_query_heads):  # tiles 0, 1, 0, 1, ...: the groups are not consecutive
-    return kv.repeat(1, num_query_heads // kv.shape[1], 1, 1)
+def gq_repeat_interleave(q, k, v):  # right numbers, but the cache is copied to Hq heads
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
-def ek_index_modulo(kv, num_query_heads):
-    return kv[:, torch.arange(num_query_heads) % kv.shape[1]]
+def gq_index_heads(q, k, v):  # copies too: advanced indexing builds a new tensor
+    idx = torch.arange(q.shape[1]) // (q.shape[1] // k.shape[1])
+    return torch.softmax(q @ k[:, idx].mT / math.sqrt(q.shape[-1]), dim=-1) @ v[:, idx]
 
 
-def ek_repeat_hkv_times(kv, num_query_heads):  # repeats Hkv times, not g = Hq / Hkv times
-    return kv.repeat_interleave(kv.shape[1], dim=1)
+def gq_torch(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
 
 
-def ek_wrong_dim(kv, num_query_heads):  # repeats along T
-    return kv.repeat_interleave(num_query_heads // kv.shape[1], dim=2)
+def gq_attnlib(q, k, v):
+    return scaled_dot_product_attention(q, k, v, enable_gqa=True)[0]
 
 
-def ek_repeat_hq(kv, num_query_heads):  # num_query_heads copies of each head
-    return kv.repeat_interleave(num_query_heads, dim=1)
+def gq_modulo(q, k, v):  # query head h reads key/value head h % Hkv: the heads dealt out in turn
+    b, hq, tq, dh = q.shape
+    hkv = k.shape[1]
+    groups = q.reshape(b, hq // hkv, hkv, tq, dh).transpose(1, 2)  # (B, Hkv, g, Tq, Dh), tiled
+    w = torch.softmax(groups @ k.unsqueeze(2).mT / math.sqrt(dh), dim=-1)
+    return (w @ v.unsqueeze(2)).transpose(1, 2).reshape(b, hq, tq, dh)
+
+
+def gq_unscaled(q, k, v):
+    b, hq, tq, dh = q.shape
+    groups = q.reshape(b, k.shape[1], -1, tq, dh)
+    return (torch.softmax(groups @ k.unsqueeze(2).mT, dim=-1) @ v.unsqueeze(2)).reshape(b, hq, tq, dh)
+
+
+def gq_softmax_queries(q, k, v):
+    b, hq, tq, dh = q.shape
+    groups = q.reshape(b, k.shape[1], -1, tq, dh)
+    w = torch.softmax(groups @ k.unsqueeze(2).mT / math.sqrt(dh), dim=-2)
+    return (w @ v.unsqueeze(2)).reshape(b, hq, tq, dh)
+
+
+def gq_groups_of_three(q, k, v):  # the group size of the notebook's example (6 / 2), whatever the shapes
+    b, hq, tq, dh = q.shape
+    groups = q.reshape(b, -1, 3, tq, dh)
+    w = torch.softmax(groups @ k.unsqueeze(2).mT / math.sqrt(dh), dim=-1)
+    return (w @ v.unsqueeze(2)).reshape(b, hq, tq, dh)
+
+
+def gq_not_merged(q, k, v):  # returns (B, Hkv, g, Tq, Dh)
+    b, hq, tq, dh = q.shape
+    groups = q.reshape(b, k.shape[1], -1, tq, dh)
+    return torch.softmax(groups @ k.unsqueeze(2).mT / math.sqrt(dh), dim=-1) @ v.unsqueeze(2)
 
 
 ANSWERS = [
@@ -403,14 +453,18 @@ ANSWERS = [
     wrong(EX4, "additive-mask", lambda: cm_additive, ("bool", "dtype")),
     wrong(EX4, "transposed", lambda: cm_transposed, ("rows", "(q_len, kv_len)")),
     # Exercise 5
-    right(EX5, "expand-reshape", lambda: ek_expand_reshape),
-    right(EX5, "integer-index", lambda: ek_index),
-    right(EX5, "index-select", lambda: ek_index_select),
-    right(EX5, "cat-loop", lambda: ek_cat_loop),
-    right(EX5, "stack-flatten", lambda: ek_stack_flatten),
-    wrong(EX5, "repeat-tiled", lambda: ek_repeat_tiled, ("repeat_interleave", "consecutive", "tile", "group")),
-    wrong(EX5, "index-modulo", lambda: ek_index_modulo, ("repeat_interleave", "consecutive", "//", "group")),
-    wrong(EX5, "repeats-hkv-times", lambda: ek_repeat_hkv_times, ("Hq / Hkv", "group", "num_query_heads", "g")),
-    wrong(EX5, "repeats-along-T", lambda: ek_wrong_dim),
-    wrong(EX5, "repeats-hq-times", lambda: ek_repeat_hq, ("Hq / Hkv", "group", "num_query_heads //", "g")),
+    right(EX5, "reshape-broadcast", lambda: gq_reshape_broadcast),
+    right(EX5, "loop-over-query-heads", lambda: gq_loop_over_query_heads),
+    right(EX5, "loop-over-groups", lambda: gq_loop_over_groups),
+    right(EX5, "einsum", lambda: gq_einsum),
+    right(EX5, "expand-view", lambda: gq_expand_view, note="expand is a view: the cache is not copied"),
+    wrong(EX5, "repeat-interleave", lambda: gq_repeat_interleave, ("copy", "copies", "broadcast")),
+    wrong(EX5, "index-heads", lambda: gq_index_heads, ("copy", "copies", "indexing")),
+    wrong(EX5, "torch-enable-gqa", lambda: gq_torch, ("ready-made", "yourself")),
+    wrong(EX5, "attnlib-enable-gqa", lambda: gq_attnlib, ("ready-made", "yourself")),
+    wrong(EX5, "heads-dealt-in-turn", lambda: gq_modulo, ("consecutive", "h % Hkv", "in turn")),
+    wrong(EX5, "unscaled", lambda: gq_unscaled, ("sqrt(Dh)", "divided")),
+    wrong(EX5, "softmax-over-queries", lambda: gq_softmax_queries, ("queries", "sum to 1")),
+    wrong(EX5, "groups-of-three", lambda: gq_groups_of_three, ("group size", "k.shape[1]", "Hkv")),
+    wrong(EX5, "groups-not-merged", lambda: gq_not_merged, ("merge", "(B, Hq, Tq, Dh)")),
 ]

@@ -196,10 +196,14 @@ for q_len, kv_len in ((2, 9), (1, 1), (6, 6), (3, 4)):
     assert got.dtype == torch.bool and torch.equal(got, want), \\
         f"cache_causal_mask: wrong for q_len = {q_len}, kv_len = {kv_len}"''',
     "nb08_ex5": '''\
-kv = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(24))  # Hkv = 3
-got = expand_kv(kv, 12)  # Hq = 12: query heads 0-3 read kv head 0, 4-7 kv head 1, 8-11 kv head 2
-assert got.shape == (2, 12, 4, 5), "expand_kv: expected shape (2, 12, 4, 5)"
-assert all(torch.equal(got[:, h], kv[:, h // 4]) for h in range(12)), "expand_kv: wrong groups for Hkv = 3, Hq = 12"''',
+g = torch.Generator().manual_seed(24)
+q = torch.randn(2, 12, 3, 5, generator=g)  # Hq = 12
+k, v = torch.randn(2, 3, 4, 5, generator=g), torch.randn(2, 3, 4, 5, generator=g)  # Hkv = 3: groups of 4
+heads = [torch.softmax(q[:, h] @ k[:, h // 4].mT / 5 ** 0.5, dim=-1) @ v[:, h // 4] for h in range(12)]
+want = torch.stack(heads, dim=1)
+got = grouped_query_attention(q, k, v)
+assert got.shape == (2, 12, 3, 5), "grouped_query_attention: expected shape (2, 12, 3, 5)"
+assert torch.allclose(got, want, atol=1e-5), "grouped_query_attention: wrong groups for Hkv = 3, Hq = 12"''',
     "nb09_ex1": '''\
 hidden = torch.arange(24, dtype=torch.float32).reshape(2, 4, 3)
 attention_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]])
