@@ -2,14 +2,18 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
 tables name the notebook's classic mistakes: a standard deviation for a variance, variances multiplied
-where they add (or added where they multiply), a variance divided by c instead of c², the scale taken
-to fix the level as well as the growth, and scores divided by the wrong width (d_k, sqrt(E), a length).
+where they add (or added where they multiply), a law fitted to one width, a variance divided by c
+instead of c², the scale taken to fix the level as well as the growth, the reasons a row would stay
+flat (differences that do not grow, keys that average out) or turn one-hot (an overflow), scores
+divided by the wrong width (d_k, sqrt(E), a length) and weights returned where scores are asked.
 No hint states the expected value: a hint names the mistake, or says in which direction the answer is off.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from typing import Any
 
 import torch
 
@@ -17,11 +21,6 @@ from . import Exercise, Mistake, Probe, as_number
 
 __all__ = ["check_scaled_scores", "check_scaled_variance", "check_top_weight_prediction",
            "check_variance_prediction"]
-
-
-def _near(value: float, tol: float):
-    """A predicate: the answer is a number within ``tol`` of ``value``."""
-    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= tol
 
 
 def _direction(low: str, high: str):
@@ -45,6 +44,8 @@ check_variance_prediction = Exercise(
         Mistake("{got} is the variance of one product q_i k_i. The score adds d_k of them, and the variances of "
                 "independent terms add.", answer=1),
         Mistake("{got} is the mean of q · k. The variance is the mean of its square.", answer=0),
+        Mistake("{got} = d_k²/2 fits d_k = 2, but a variance that grows as the square would need the products to "
+                "move together. They are independent, so their variances add.", answer=32),
         Mistake("{got} = 2**8 is the number of patterns, not the variance of their scores.", answer=256),
         Mistake("{got} is the variance of the number A of agreements. The score counts an agreement as +1 and a "
                 "disagreement as -1: it is 2A - d_k, and doubling a number multiplies its variance by 4.",
@@ -81,25 +82,36 @@ check_scaled_variance = Exercise(
                         "scale divides the variance by (sqrt 64)²."))
 
 
-# --- Exercise 3: the mean largest weight of an unscaled row, d_k = 1024, 16 keys ------------------------
+# --- Exercise 3: above or below 0.9, the mean largest weight of an unscaled row at d_k = 1024, and why ------
 
-MEASURED_TOP_WEIGHT = 0.96  # section 3 measures 0.9606 (1000 seeded rows); a guess within 0.05 counts
+
+def _word(answer: Any) -> str | None:
+    """A side or a reason letter, however written ("Above", " b. ", "(B)"); None for anything but a string."""
+    return re.sub(r"[^a-z]", "", answer.lower()) if isinstance(answer, str) else None
+
 
 check_top_weight_prediction = Exercise(
-    "Exercise 3", expected=MEASURED_TOP_WEIGHT, atol=0.05, rtol=0.0, read=as_number,
-    correct="Without the scale the rows are nearly one-hot at d_k = 1024.",
+    "Exercise 3", expected={"my_side": "above", "my_reason": "b"}, answers=("my_side", "my_reason"), read=_word,
+    unreadable='Write my_side as "above" or "below" and my_reason as one letter from "a" to "d"; got {got}.',
+    correct="Without the scale the scores' spread grows as sqrt(d_k), 32 at d_k = 1024, and with it the gaps "
+            "that softmax turns into near certainty: the rows are nearly one-hot.",
     mistakes=[
-        Mistake("A weight lies between 0 and 1: a row's weights are shares of one unit.",
-                when=lambda got: isinstance(got, (int, float)) and not 0 <= got <= 1, example=1.5),
-        Mistake("{got} is about 1/16, a uniform row: what scores near 0 (a huge temperature) give. Unscaled "
-                "scores at d_k = 1024 have a standard deviation of 32: a tiny temperature.",
-                when=_near(1 / 16, 0.04), example=1 / 16),
-        Mistake("{got} is about what the scaled rows keep at every width. Without the scale the scores' spread "
-                "grows as sqrt(d_k), and the rows harden toward one-hot.", when=_near(0.24, 0.09), example=0.25),
-    ],
-    diagnose=_direction("{got} is lower than the unscaled rows give: with a standard deviation of 32, the largest "
-                        "of 16 scores is usually many units above the second, and softmax turns a gap of a few "
-                        "units into near certainty.", "{got} is not a weight: a weight is at most 1."))
+        Mistake('Write my_side as "above" or "below" and my_reason as one letter from "a" to "d".',
+                when=lambda got: got["my_side"] not in ("above", "below") or got["my_reason"] not in tuple("abcd"),
+                example={"my_side": "higher", "my_reason": "e"}),
+        Mistake("Reason a: the differences grow too. Two independent scores each of variance d_k differ by a "
+                "number of variance 2 d_k, so the gaps widen as sqrt(d_k), like the scores.",
+                when=lambda got: got["my_reason"] == "a", example={"my_side": "below", "my_reason": "a"}),
+        Mistake("Reason c: which key wins is random, but the winner takes its weight whichever key it is. The mean "
+                "weight of a key is always 1/16; the mean of each row's largest weight is another number.",
+                when=lambda got: got["my_reason"] == "c", example={"my_side": "below", "my_reason": "c"}),
+        Mistake("Reason d: nothing overflows. Softmax subtracts the row's largest score first (notebook 02), and "
+                "exp(32) fits even in float32: no weight is rounded.",
+                when=lambda got: got["my_reason"] == "d", example={"my_side": "above", "my_reason": "d"}),
+        Mistake("Your reason is right; follow it to the end. Gaps of tens of units, and softmax near certain at a "
+                "gap of a few: what does that make of a row's largest weight?",
+                answer={"my_side": "below", "my_reason": "b"}),
+    ])
 
 
 # --- Exercise 4: scaled_scores(q, k) for any number of leading axes ---------------------------------------
@@ -161,6 +173,10 @@ check_scaled_scores = Exercise(
                 "the dot products run over is q.shape[-1].", answer=_divided(lambda q, k: math.sqrt(q.shape[-2]))),
         Mistake("Your scores are divided by the square root of the number of keys, k.shape[-2]. The width the dot "
                 "products run over is q.shape[-1].", answer=_divided(lambda q, k: math.sqrt(k.shape[-2]))),
+        Mistake("Your rows sum to 1: you applied softmax. The exercise asks for the scaled scores, the numbers "
+                "before the softmax; return q @ k^T divided by the scale.",
+                when=lambda got: bool((got >= 0).all()) and torch.allclose(got.sum(-1), torch.ones(())),
+                example=lambda q, k: torch.softmax(scaled_scores(q, k), dim=-1)),
         Mistake("Your scores have the shape (..., Tk, Tq), a row per key: the product is in the wrong order. Scores "
                 "have a row per query and a column per key: q @ k.transpose(-2, -1).",
                 answer=lambda q, k: scaled_scores(k, q)),

@@ -17,7 +17,7 @@ EXERCISES = {"check_variance_prediction": 1, "check_scaled_variance": 2, "check_
 
 EX1 = "nb03.check_variance_prediction"  # Var(q . k) at d_k = 8 with +-1 entries: 8
 EX2 = "nb03.check_scaled_variance"  # Var(q . k / sqrt(64)) with Var(q_i) = 4, Var(k_i) = 1: 4
-EX3 = "nb03.check_top_weight_prediction"  # the notebook measures 0.9606; within 0.05 counts
+EX3 = "nb03.check_top_weight_prediction"  # ("above", "b"): the notebook measures about 0.96
 EX4 = "nb03.check_scaled_scores"
 
 
@@ -98,6 +98,14 @@ def ss_fixed_width(q, k):  # the width of the notebook's running example, d_k = 
     return q @ k.transpose(-2, -1) / math.sqrt(1024)
 
 
+def ss_softmax(q, k):  # one step too far: the weights
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+
+
+def ss_softmax_unscaled(q, k):
+    return (q @ k.transpose(-2, -1)).softmax(-1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "int", lambda: 8),
@@ -114,6 +122,8 @@ ANSWERS = [
     right(EX1, "std-squared", lambda: torch.tensor(8.0).sqrt() ** 2),
     wrong(EX1, "agreements-only", lambda: 8 * 0.5 * 0.5, ("agreement", "2A", "disagreement"),
           note="the binomial variance of the number of agreements, not of agreements minus disagreements"),
+    wrong(EX1, "square-law-from-d_k-2", lambda: 8**2 / 2, ("independent", "square", "add"),
+          note="d_k**2 / 2 also gives 2 at d_k = 2"),
     wrong(EX1, "score-range", lambda: 16, ("higher", "variance 1"), note="from -8 to +8: the range, not the variance"),
     # Exercise 2
     right(EX2, "int", lambda: 4),
@@ -141,21 +151,24 @@ ANSWERS = [
     wrong(EX2, "std-times-width-over-8", lambda: 2 * 64 / 8, ("too high", "Var(q_i)"),
           note="the queries' standard deviation times d_k divided by sqrt(d_k)"),
     wrong(EX2, "sixteenth", lambda: 0.25, ("too low", "64")),
-    # Exercise 3
-    right(EX3, "reference", lambda: 0.95),
-    right(EX3, "measured", lambda: 0.958),
-    right(EX3, "one-hot", lambda: 1.0),
-    right(EX3, "numpy-float", lambda: np.float64(0.92)),
-    right(EX3, "0d-tensor", lambda: torch.tensor(0.96)),
-    right(EX3, "fraction", lambda: Fraction(19, 20)),
-    wrong(EX3, "uniform", lambda: 1 / 16, ("one-hot", "unscaled", "spread", "large")),
-    wrong(EX3, "scaled-value", lambda: 0.24, ("unscaled", "without", "scale")),
-    wrong(EX3, "half", lambda: 0.5),
-    wrong(EX3, "too-low", lambda: 0.85),
-    wrong(EX3, "string", lambda: "0.95", ("number", "string", "quote")),
-    right(EX3, "almost-one", lambda: 0.99),
-    wrong(EX3, "ninety-percent", lambda: 0.9, ("lower", "gap", "32")),
-    wrong(EX3, "percent", lambda: 96, ("between 0 and 1",), note="a percentage where a weight is asked"),
+    # Exercise 3: above or below 0.9, and the letter of the reason (b: the spread of tens of units)
+    right(EX3, "lowercase", lambda: ("above", "b"), star=True),
+    right(EX3, "capitals", lambda: ("Above", "B"), star=True),
+    right(EX3, "letter-in-brackets", lambda: ("above", "(b)"), star=True),
+    right(EX3, "spaces-and-dot", lambda: (" above ", "b."), star=True),
+    right(EX3, "numpy-string", lambda: (np.str_("above"), np.str_("b")), star=True),
+    wrong(EX3, "differences-do-not-grow", lambda: ("below", "a"), ("differences", "2 d_k", "grow"), star=True,
+          note="notebook 02's 'softmax sees only differences', without seeing that the differences grow too"),
+    wrong(EX3, "keys-average-out", lambda: ("below", "c"), ("winner", "1/16"), star=True,
+          note="the mean weight of a key taken for the mean of the largest weight"),
+    wrong(EX3, "overflow", lambda: ("above", "d"), ("overflow", "subtracts"), star=True,
+          note="right side, wrong reason"),
+    wrong(EX3, "right-reason-wrong-side", lambda: ("below", "b"), ("follow", "reason"), star=True),
+    wrong(EX3, "a-number", lambda: (0.96, "b"), ('"above" or "below"',), star=True,
+          note="the measured number where a side is asked"),
+    wrong(EX3, "two-letters", lambda: ("above", "b and d"), ("one letter",), star=True),
+    wrong(EX3, "percent-side", lambda: ("96%", "b"), ('"above" or "below"',), star=True),
+    wrong(EX3, "reason-missing", lambda: ("above", None), ("my_reason",), star=True),
     # Exercise 4
     right(EX4, "einsum", lambda: ss_einsum),
     right(EX4, "matmul-mT", lambda: ss_mT),
@@ -173,5 +186,8 @@ ANSWERS = [
     right(EX4, "swapaxes", lambda: ss_swapaxes),
     wrong(EX4, "k-dot-T", lambda: ss_dot_T, ("k.T", "transpose(-2, -1)", "batched")),
     wrong(EX4, "k-dot-t", lambda: ss_dot_t, ("k.t()", "transpose(-2, -1)", "batched")),
+    wrong(EX4, "softmax-applied", lambda: ss_softmax, ("softmax", "sum to 1", "before"),
+          note="the weights returned where the scores are asked"),
+    wrong(EX4, "softmax-of-unscaled", lambda: ss_softmax_unscaled, ("softmax", "sum to 1")),
     wrong(EX4, "fixed-width", lambda: ss_fixed_width, ("q.shape[-1]", "notebook variable")),
 ]
