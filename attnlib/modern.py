@@ -429,7 +429,9 @@ class LatentAttention(nn.Module):
     (W_UK^T q_nope) . c, and weights @ (W_UV c) = W_UV (weights @ c). With ``absorbed=True`` every head attends
     straight to the cached latents (as multi-query attention with one key/value head of width r + dR), which
     equals the explicit form up to rounding. Rotating the keys rebuilt from c would put a position-dependent
-    rotation between W_UK and the query, and nothing could be absorbed.
+    rotation between W_UK and the query, and nothing could be absorbed. With ``expanded=True`` the cache holds
+    every head's rebuilt keys and values instead (multi-head attention's cache, H (dn + dR + dv) numbers per
+    token): a decoding step then does the fewest operations and reads the most bytes.
 
     Args:
         embed_dim: E. num_heads: H.
@@ -487,25 +489,47 @@ class LatentAttention(nn.Module):
         w = self.kv_up.weight.view(self.num_heads, self.nope_dim + self.v_dim, self.rank)  # (H, dn + dv, r)
         return w[:, : self.nope_dim], w[:, self.nope_dim:]
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, *, absorbed: bool = False
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def expand(self, latent: torch.Tensor, k_rope: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every head's keys and values rebuilt from latents (B, 1, Tk, r) and rotated RoPE keys (B, 1, Tk, dR).
+
+        Returns:
+            keys (B, H, Tk, dn + dR), ``[W_UK_h c ; k_R]``, and values (B, H, Tk, dv), ``W_UV_h c``.
+        """
+        w_uk, w_uv = self.up_weights()  # (H, dn, r), (H, dv, r)
+        k_nope = torch.einsum("bxkr,hdr->bhkd", latent, w_uk)  # (B, 1, Tk, r) -> (B, H, Tk, dn)
+        value = torch.einsum("bxkr,hvr->bhkv", latent, w_uv)  # (B, 1, Tk, r) -> (B, H, Tk, dv)
+        key = torch.cat([k_nope, k_rope.expand(-1, self.num_heads, -1, -1)], dim=-1)  # (B, H, Tk, dn + dR)
+        return key, value
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, *, absorbed: bool = False,
+                expanded: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Causal latent attention from every token of ``x`` (and the tokens in ``cache``).
+
+        Three ways to decode, with the same outputs up to rounding: by default the cache holds the latents
+        and every step rebuilds every head's keys and values from them (transformers' DeepseekV3Attention);
+        ``absorbed`` attends to the latents directly; ``expanded`` caches the rebuilt keys and values instead
+        of the latents (multi-head attention's cache, H (dn + dR + dv) numbers per token).
 
         Args:
             x: floating (B, T, E), the module's dtype and device.
             cache: optional :class:`KVCache`, updated in place with the latents (B, 1, T, r) and the rotated
-                RoPE keys (B, 1, T, dR): the whole cache of this layer.
+                RoPE keys (B, 1, T, dR): the whole cache of this layer; with ``expanded``, with every head's
+                keys (B, H, T, dn + dR) and values (B, H, T, dv).
             absorbed: attend to the latents directly, W_UK absorbed into the queries and W_UV applied after
                 the weighted sum, instead of rebuilding every head's keys and values.
+            expanded: rebuild each token's keys and values once, when it arrives, and cache those.
 
         Returns:
             ``(output, weights)``: output (B, T, E); weights (B, H, T, Tk), Tk the tokens seen.
 
         Raises:
             TypeError: ``x`` not floating or not of the module's dtype, ``cache`` not a KVCache.
-            ValueError: ``x`` not (B, T, E), or on another device.
+            ValueError: ``x`` not (B, T, E), or on another device; ``absorbed`` and ``expanded`` both set.
         """
         _check_input(x, self.embed_dim, self.kv_up.weight, cache)
+        if absorbed and expanded:
+            raise ValueError("absorbed and expanded exclude each other: absorbed attends to cached latents, "
+                             "expanded caches every head's keys and values instead")
         b, t, _ = x.shape
         start = cache.seen if cache is not None else 0
         positions = torch.arange(start, start + t, device=x.device)  # (T,)
@@ -516,20 +540,23 @@ class LatentAttention(nn.Module):
         latent = rms_norm(latent, self.kv_norm, self.eps)[:, None]  # (B, T, r) -> (B, 1, T, r)
         q_rope = apply_rope(q_rope, positions, base=self.rope_base, interleaved=self.interleaved)
         k_rope = apply_rope(k_rope[:, None], positions, base=self.rope_base, interleaved=self.interleaved)  # (B,1,T,dR)
-        if cache is not None:
+        if expanded:  # the new tokens' keys and values, rebuilt once: (B, H, T, dn + dR), (B, H, T, dv)
+            key, value = self.expand(latent, k_rope)
+            if cache is not None:
+                key, value = cache.update(key, value)  # (B, H, Tk, dn + dR), (B, H, Tk, dv)
+        elif cache is not None:
             latent, k_rope = cache.update(latent, k_rope)  # (B, 1, Tk, r), (B, 1, Tk, dR)
-        mask = causal_mask(t, latent.shape[-2], align="bottom_right", device=x.device)  # (T, Tk)
-        w_uk, w_uv = self.up_weights()  # (H, dn, r), (H, dv, r)
+        mask = causal_mask(t, (key if expanded else latent).shape[-2], align="bottom_right", device=x.device)
         if absorbed:
+            w_uk, w_uv = self.up_weights()  # (H, dn, r), (H, dv, r)
             q_latent = torch.einsum("bhtd,hdr->bhtr", q_nope, w_uk)  # (B, H, T, dn) -> (B, H, T, r): W_UK^T q
             scores = q_latent @ latent.transpose(-2, -1) + q_rope @ k_rope.transpose(-2, -1)  # (B, H, T, Tk)
             weights = _masked_softmax(scores * self.scale, mask)
             context = weights @ latent  # (B, H, T, Tk) @ (B, 1, Tk, r) -> (B, H, T, r)
             heads = torch.einsum("bhtr,hvr->bhtv", context, w_uv)  # (B, H, T, r) -> (B, H, T, dv): W_UV after
         else:
-            k_nope = torch.einsum("bxkr,hdr->bhkd", latent, w_uk)  # (B, 1, Tk, r) -> (B, H, Tk, dn)
-            value = torch.einsum("bxkr,hvr->bhkv", latent, w_uv)  # (B, 1, Tk, r) -> (B, H, Tk, dv)
-            key = torch.cat([k_nope, k_rope.expand(-1, self.num_heads, -1, -1)], dim=-1)  # (B, H, Tk, dn + dR)
+            if not expanded:  # every head's keys and values rebuilt from every cached latent
+                key, value = self.expand(latent, k_rope)  # (B, H, Tk, dn + dR), (B, H, Tk, dv)
             query = torch.cat([q_nope, q_rope], dim=-1)  # (B, H, T, dn + dR)
             weights = _masked_softmax((query @ key.transpose(-2, -1)) * self.scale, mask)  # (B, H, T, Tk)
             heads = weights @ value  # (B, H, T, Tk) @ (B, H, Tk, dv) -> (B, H, T, dv)

@@ -2,7 +2,7 @@
 """attnlib.modern against transformers' own modules: the four changes of notebook 11, each equal to the model's code.
 
 Every equality of the notebook's check cells is asserted here too, on other sizes, with and without the caches:
-LatentAttention == DeepseekV3Attention (explicit and absorbed), CausalSelfAttention == GptOssAttention (sliding
+LatentAttention == DeepseekV3Attention (rebuilt, absorbed and expanded), CausalSelfAttention == GptOssAttention (sliding
 and full layers), Qwen3Attention, Qwen3NextAttention and LlamaAttention. The reference runs are transformers'
 code only (hf_forward builds their rotary embedding and mask with transformers' functions). The helpers are held
 against definitions written out here, and wrong variants are shown to break the equalities.
@@ -404,6 +404,46 @@ def test_latent_attention_decoding_caches_the_latent_and_the_rope_key(absorbed):
     torch.testing.assert_close(ours, refs)
     assert [t.shape for t in my_cache.tensors] == [their_cache.layers[0].keys.shape,
                                                    their_cache.layers[0].values.shape] == [(2, 1, 9, 6), (2, 1, 9, 4)]
+
+
+def test_latent_attention_expanded_caches_every_heads_keys_and_values_with_the_same_outputs():
+    config = deepseek_config()
+    theirs = tiny(DeepseekV3Attention, config)
+    mine = LatentAttention.from_hf(theirs)
+    ours, refs, my_cache, _ = decode(mine, theirs, config, inputs(), [4, 1, 1, 3], expanded=True)
+    torch.testing.assert_close(ours, refs)
+    assert [t.shape for t in my_cache.tensors] == [(2, 3, 9, 4 + 4), (2, 3, 9, 5)]  # (B, H, T, dn + dR), dv
+    with pytest.raises(ValueError, match="absorbed and expanded exclude each other"):
+        mine(inputs(), absorbed=True, expanded=True)
+
+
+def test_latent_attention_decoding_costs_at_deepseek_v3s_sizes():
+    """The notebook's table: absorbed does about twice the operations of an expanded cache and 90 times fewer
+    than transformers' module, which rebuilds every cached key and value; it reads 71 times fewer bytes."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = DeepseekV3Config(attn_implementation="eager")
+
+    def meta(*shape):
+        return torch.empty(*shape, dtype=torch.bfloat16, device="meta")
+
+    with torch.device("meta"):
+        layer = DeepseekV3Attention(config, layer_idx=0).to(torch.bfloat16)
+    mine = LatentAttention.from_hf(layer)
+    theirs, per_head, latents = DynamicCache(config=config), KVCache(), KVCache()
+    theirs.update(meta(1, 1, 4095, 512), meta(1, 1, 4095, 64), 0)
+    per_head.update(meta(1, 128, 4095, 192), meta(1, 128, 4095, 128))
+    latents.update(meta(1, 1, 4095, 512), meta(1, 1, 4095, 64))
+    token, ops = meta(1, 1, config.hidden_size), []
+    for step in (lambda: hf_forward(layer, token, theirs), lambda: mine(token, per_head, expanded=True),
+                 lambda: mine(token, latents, absorbed=True)):
+        with FlopCounterMode(display=False) as counter:
+            step()
+        ops.append(counter.get_total_flops())
+    rebuilt, expanded, absorbed = ops
+    rebuild = 2 * 4095 * 512 * 128 * (128 + 128)  # W_UK and W_UV applied to every cached latent
+    assert rebuilt - expanded == rebuild and 1.5 < absorbed / expanded < 2.5 and 85 < rebuilt / absorbed < 95
+    assert per_head.nbytes == 4096 * 128 * (192 + 128) * 2 and latents.nbytes == 4096 * (512 + 64) * 2
 
 
 def test_latent_attention_needs_rope_on_its_rope_part_and_the_pairing():

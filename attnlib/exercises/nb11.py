@@ -2,19 +2,21 @@
 
 Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The tables
 name the notebook's classic mistakes: the RoPE part compressed (rotated) with the rest of the latent, the
-window off by one, the sink added to the numerator, the norm over the wrong axis, the gate after the output
-projection.
+window off by one, the sink added to the numerator, a gain on one side only or a length of 1 for a normed
+vector, the gate after the output projection.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from ..modern import rms_norm, softmax_with_sink
+from ..modern import softmax_with_sink
 from ..positions import apply_rope
-from . import Exercise, Mistake, Probe
+from . import Exercise, Mistake, Probe, as_number
 
-__all__ = ["check_gated_output", "check_mla_keys", "check_qk_norm", "check_sink_softmax", "check_window_mask"]
+__all__ = ["check_gated_output", "check_mla_keys", "check_qk_gain", "check_sink_softmax", "check_window_mask"]
 
 
 def _generator(seed: int) -> torch.Generator:
@@ -187,44 +189,32 @@ check_sink_softmax = Exercise(
     ])
 
 
-# --- Exercise 4: QK-norm ------------------------------------------------------------------------------------
+# --- Exercise 4: the gain a normed head needs for a scaled score of 10 (QK-norm, Dh = 8) -------------------
+
+DH, TARGET = 8, 10.0
 
 
-def _qk_probes() -> list[Probe]:
-    g = _generator(17)
-    return [Probe((torch.randn(2, 3, 4, 8, generator=g) * 3, torch.rand(8, generator=g) + 0.5, 1e-6),
-                  "(B, H, T, Dh) = (2, 3, 4, 8)"),
-            Probe((torch.randn(1, 2, 5, 6, generator=g) + 2, torch.rand(6, generator=g) + 0.5, 1e-6),
-                  "(1, 2, 5, 6), features with a mean of 2"),
-            Probe((torch.randn(1, 4, 2, 4, generator=g) * 0.1, torch.rand(4, generator=g) + 0.5, 0.05),
-                  "small features (0.1) and eps = 0.05")]
+def _near(value: float, rel: float = 0.01):
+    """A predicate: the answer is a number within ``rel`` of ``value`` (a prediction written to 2 decimals)."""
+    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= rel * abs(value)
 
 
-def _axes(x, weight, eps, dims):
-    return weight * x * torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)
-
-
-check_qk_norm = Exercise(
-    "Exercise 4", reference=rms_norm, probes=_qk_probes,
-    correct="Each head's Dh features of each token are divided by their root mean square: every query and key "
-            "has the same length before the dot product.",
+check_qk_gain = Exercise(
+    "Exercise 4", expected=math.sqrt(TARGET / math.sqrt(DH)), decimals=2, read=as_number,
+    correct="Normed, the query and the key are each g * sqrt(Dh) long, so the largest score is g^2 * sqrt(Dh): "
+            "1.88^2 * 2.83 = 10. Only the gains, a few learned numbers, set how sharp a head can be.",
     mistakes=[
-        Mistake("Your norm runs over the tokens (dim=-2): normalise over the last axis, each head's Dh features of "
-                "one token.", answer=lambda x, w, eps: _axes(x, w, eps, -2)),
-        Mistake("Your norm runs over the heads (dim=1): normalise over the last axis, each head's Dh features on "
-                "their own.", answer=lambda x, w, eps: _axes(x, w, eps, 1)),
-        Mistake("Your norm runs over all heads' features of a token together (OLMo 2 does that, before splitting "
-                "the heads): Qwen3 and Gemma 3 normalise each head's Dh features on their own, the last axis.",
-                answer=lambda x, w, eps: _axes(x, w, eps, (1, 3))),
-        Mistake("Your norm subtracts the mean (a LayerNorm): RMSNorm only divides by the root mean square.",
-                answer=lambda x, w, eps: w * torch.nn.functional.layer_norm(x, x.shape[-1:], eps=eps)),
-        Mistake("You divided by the vector's length, sqrt(sum(x**2)): RMSNorm divides by the root *mean* square, "
-                "sqrt(mean(x**2) + eps), which is sqrt(Dh) times smaller.",
-                answer=lambda x, w, eps: w * x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps)),
-        Mistake("Your result lacks the gain: multiply by weight, the learned (Dh,) scale.",
-                answer=lambda x, w, eps: rms_norm(x, None, eps)),
-        Mistake("Your eps is added after the square root: it belongs inside, sqrt(mean(x**2) + eps).",
-                answer=lambda x, w, eps: w * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)),
+        Mistake("With g = {got} a score of 10 is possible only if one of the two vectors carried the gain (or {got} "
+                "is g^2): the query and the key are both multiplied by g.",
+                when=_near(TARGET / math.sqrt(DH)), example=3.54),
+        Mistake("{got} lets the dot product q . k reach 10 before the scale; the score is q . k / sqrt(Dh).",
+                when=_near(math.sqrt(TARGET / DH)), example=1.12),
+        Mistake("{got} treats the normed query and key as vectors of length 1: a root mean square of 1 over Dh "
+                "features is a length of sqrt(Dh).", when=_near(math.sqrt(TARGET * math.sqrt(DH))), example=5.32),
+        Mistake("{got} is the largest score with gains of 1, not a gain: how does a gain g change that bound?",
+                when=_near(math.sqrt(DH)), example=2.83),
+        Mistake("{got} would be right if the largest score with gains of 1 were 1; it is sqrt(Dh).",
+                when=_near(math.sqrt(TARGET)), example=3.16),
     ])
 
 
@@ -263,23 +253,24 @@ def _gate_probes() -> list[Probe]:
 
 check_gated_output = Exercise(
     "Exercise 5", reference=gated_output, probes=_gate_probes,
-    correct="The gate, computed from the layer's input, scales each head's features before W_O mixes the heads.",
+    correct="The gate, computed from the layer's input, scales each head's features while the heads are still "
+            "apart; W_O mixes them after.",
     mistakes=[
-        Mistake("Your gate comes after the output projection: it must scale each head's output, merged heads "
-                "times sigmoid(x @ w_gate), before @ w_out mixes the heads together.",
+        Mistake("Your gate comes after the output projection: there every output feature already mixes all the "
+                "heads, so no gate value can silence one head alone. Where are the heads still apart?",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, where="after")),
-        Mistake("Your gate is x @ w_gate itself: squash it with a sigmoid, so that it lies between 0 (the head's "
-                "feature switched off) and 1 (passed).",
+        Mistake("Your gate is x @ w_gate itself, which can be negative or above 1: the section's gate squashes it "
+                "with a sigmoid, between 0 (closed) and 1 (open).",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, gate="linear")),
-        Mistake("Your gate is computed from the attention's output: Qwen3-Next computes it from the layer's input x "
-                "(the same x the queries come from).",
+        Mistake("Your gate is computed from the attention's output; Qwen3-Next computes it from the layer's input "
+                "x, so that whether a head speaks depends on the token, not on what the head found.",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, source="heads")),
-        Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), mixing tokens: transpose the heads "
-                "behind the tokens first (notebook 05).",
+        Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), which mixes tokens: the heads must "
+                "move behind the tokens first (notebook 05).",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, merge="reshape")),
-        Mistake("Your gate meets the wrong features: the gate's H*Dh features are laid out as the merged heads' "
-                "(head 0's Dh first). Merge the heads to (B, T, H*Dh) and multiply there, or reshape the gate to "
-                "(B, T, H, Dh) and transpose it, not view it as (B, H, T, Dh).", answer=_gate_viewed_as_heads),
-        Mistake("Your output has the merged heads' width and values: finish with the output projection, @ w_out.",
+        Mistake("Your gate meets the wrong features: its H*Dh features are laid out as the merged heads' (head 0's "
+                "Dh first); viewed as (B, H, T, Dh) they land on other heads and tokens.",
+                answer=_gate_viewed_as_heads),
+        Mistake("Your output has the merged heads' width: the layer ends with the output projection, w_out.",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
     ])

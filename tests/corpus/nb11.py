@@ -1,5 +1,8 @@
 """Notebook 11 (the attention of 2026's open models): learner answers to its five exercises."""
 
+import math
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -7,13 +10,13 @@ import attnlib
 
 from . import right, wrong
 
-EXERCISES = {"check_mla_keys": 1, "check_window_mask": 2, "check_sink_softmax": 3, "check_qk_norm": 4,
+EXERCISES = {"check_mla_keys": 1, "check_window_mask": 2, "check_sink_softmax": 3, "check_qk_gain": 4,
              "check_gated_output": 5}
 
 EX1 = "nb11.check_mla_keys"  # my_mla_keys(compressed, w_uk, positions) -> (B, H, T, dn + dR)
 EX2 = "nb11.check_window_mask"  # my_window_mask(query_positions, key_positions, window) -> bool (Tq, Tk)
 EX3 = "nb11.check_sink_softmax"  # my_sink_softmax(scores, sink) -> (B, H, Tq, Tk)
-EX4 = "nb11.check_qk_norm"  # my_qk_norm(x, weight, eps) -> (B, H, T, Dh)
+EX4 = "nb11.check_qk_gain"  # my_gain: the gain g that lets a normed head (Dh = 8) score 10
 EX5 = "nb11.check_gated_output"  # my_gated_output(heads, x, w_gate, w_out) -> (B, T, E)
 
 
@@ -169,49 +172,6 @@ def sink_keeps_column(scores, sink):
     return torch.cat([scores, column], dim=-1).softmax(dim=-1)
 
 
-# Exercise 4
-def norm_rsqrt(x, weight, eps):
-    return weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-
-
-def norm_torch(x, weight, eps):
-    return F.rms_norm(x, (x.shape[-1],), weight, eps)
-
-
-def norm_square_mean(x, weight, eps):
-    rms = torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True) + eps)
-    return (x / rms) * weight
-
-
-def norm_float64(x, weight, eps):
-    y = x.double()
-    return (y / (y.square().mean(-1, keepdim=True) + eps).sqrt() * weight.double()).to(x.dtype)
-
-
-def norm_over_tokens(x, weight, eps):
-    return weight * x * torch.rsqrt(x.pow(2).mean(-2, keepdim=True) + eps)
-
-
-def norm_whole_width(x, weight, eps):  # all heads of a token together
-    return weight * x * torch.rsqrt(x.pow(2).mean(dim=(1, 3), keepdim=True) + eps)
-
-
-def norm_layer_norm(x, weight, eps):
-    return F.layer_norm(x, (x.shape[-1],), weight, None, eps)
-
-
-def norm_l2(x, weight, eps):
-    return weight * F.normalize(x, dim=-1)
-
-
-def norm_no_weight(x, weight, eps):
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-
-
-def norm_eps_outside(x, weight, eps):
-    return weight * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)
-
-
 # Exercise 5
 def gate_reshape(heads, x, w_gate, w_out):
     b, h, t, dh = heads.shape
@@ -289,16 +249,19 @@ ANSWERS = [
     wrong(EX3, "plain-softmax", lambda: sink_plain_softmax, ("sink is missing", "denominator")),
     wrong(EX3, "keeps-sink-column", lambda: sink_keeps_column, ("column", "drop")),
     # Exercise 4
-    right(EX4, "rsqrt", lambda: norm_rsqrt),
-    right(EX4, "torch-rms-norm", lambda: norm_torch),
-    right(EX4, "sqrt-of-mean", lambda: norm_square_mean),
-    right(EX4, "float64", lambda: norm_float64),
-    wrong(EX4, "over-tokens", lambda: norm_over_tokens, ("tokens", "axis")),
-    wrong(EX4, "whole-width", lambda: norm_whole_width, ("OLMo", "all heads")),
-    wrong(EX4, "layer-norm", lambda: norm_layer_norm, ("mean", "LayerNorm")),
-    wrong(EX4, "l2-normalize", lambda: norm_l2, ("length", "mean square")),
-    wrong(EX4, "no-gain", lambda: norm_no_weight, ("gain", "weight")),
-    wrong(EX4, "eps-outside", lambda: norm_eps_outside, ("eps", "inside")),
+    right(EX4, "two-decimals", lambda: 1.88),
+    right(EX4, "formula", lambda: (10 / 8**0.5) ** 0.5),
+    right(EX4, "math-sqrt", lambda: math.sqrt(10 / math.sqrt(8))),
+    right(EX4, "fourth-root", lambda: 10**0.5 / 8**0.25, note="sqrt(10) / Dh^(1/4): the same number"),
+    right(EX4, "numpy", lambda: np.sqrt(10 / np.sqrt(8))),
+    right(EX4, "tensor", lambda: torch.tensor(10.0 / 8**0.5).sqrt()),
+    wrong(EX4, "one-side-only", lambda: 10 / 8**0.5, ("both", "one of the two")),
+    wrong(EX4, "g-squared", lambda: 3.54, ("g^2", "both")),
+    wrong(EX4, "unscaled-dot-product", lambda: (10 / 8) ** 0.5, ("sqrt(Dh)", "scale")),
+    wrong(EX4, "unit-vectors", lambda: (10 * 8**0.5) ** 0.5, ("length",)),
+    wrong(EX4, "the-bound-itself", lambda: 8**0.5, ("gains of 1", "bound")),
+    wrong(EX4, "bound-taken-as-one", lambda: 10**0.5, ("sqrt(Dh)",)),
+    wrong(EX4, "string", lambda: "1.88", ("number itself", "without quotes")),
     # Exercise 5
     right(EX5, "transpose-reshape", lambda: gate_reshape),
     right(EX5, "gate-in-heads-layout", lambda: gate_on_heads),
