@@ -8,6 +8,9 @@
   content" is dropped (axe-core's label-content-name-mismatch: a voice user says what they see).
 - The sidebar's expand arrows (pydata-sphinx-theme's <summary> with only an icon) get a name, "Show the
   pages under <title>" (axe-core's summary-name).
+- A script the page would load twice loads once: sphinx-thebe (which Jupyter Book always adds; the site does
+  not use Thebe) registers its inline settings twice, and the second `const THEBE_JS_URL` is a SyntaxError
+  on every page.
 - The empty corner of a pandas table's header row is an empty data cell, not a header with no text
   (axe-core's empty-table-header).
 
@@ -56,7 +59,23 @@ def name_sidebar_arrows(html: str) -> str:
     return NAMELESS_SUMMARY.sub(summary, html)
 
 
+def unique_scripts(scripts: list) -> list:
+    """The page's scripts, each once (a script is its file and its attributes, the inline body included,
+    whatever its priority)."""
+    seen, kept = set(), []
+    for script in scripts:
+        attributes = getattr(script, "attributes", {})
+        filename = str(getattr(script, "filename", script) or "")  # an inline script's is None or ""
+        key = (filename, tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    return kept
+
+
 def on_page(app, pagename, templatename, context, doctree) -> None:
+    if "script_files" in context:
+        context["script_files"] = unique_scripts(context["script_files"])
     if "body" in context:
         context["body"] = no_empty_headers(name_toggles(break_inline_code(context["body"])))
     toctree = context.get("generate_toctree_html")

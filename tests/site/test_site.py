@@ -392,7 +392,7 @@ def test_toggles_and_sidebar_arrows_are_named_by_what_they_do():
         assert "aria-label" not in search, f"{page.name}: the search button's name leaves its shortcut out"
 
 
-def test_every_page_has_a_favicon_a_colour_mode_and_a_footer_naming_the_course():
+def test_every_page_has_a_favicon_a_colour_mode_each_script_once_and_a_footer_naming_the_course():
     pages = [p for p in SITE.rglob("*.html") if "_static" not in p.parts and p.name != "index.html"]
     assert len(pages) >= len(NOTEBOOKS) + len(MOVED_PAGES)
     for page in pages:
@@ -400,6 +400,9 @@ def test_every_page_has_a_favicon_a_colour_mode_and_a_footer_naming_the_course()
         icon = re.search(r'<link rel="icon" href="([^"]+)"', html)
         assert icon and (page.parent / icon.group(1)).resolve().is_file(), f"{page.name}: no favicon"
         assert 'localStorage.getItem("mode") || "auto"' in html, f"{page.name}: no default colour mode"
+        inline = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+        twice = sorted({s[:60] for s in inline if inline.count(s) > 1})
+        assert not twice, f"{page.name}: inline scripts loaded twice (a `const` declared twice is an error): {twice}"
         footer = html[html.index('<footer class="bd-footer-content'):]
         footer = " ".join(re.sub(r"<[^>]+>", " ", footer[:footer.index("</footer>")]).split())
         assert "Attention, from the matrices up" in footer and "By The course" not in footer, f"{page.name}: {footer}"
