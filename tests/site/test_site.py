@@ -255,13 +255,19 @@ def test_docstring_formulas_are_rendered_as_math(name):
 
 
 def test_api_tables_wrap_instead_of_overflowing():
+    """Tables sit in the theme's scrolling box; inline code breaks at the <wbr> after its dots and underscores.
+
+    (tests/e2e/test_site_browser.py measures the pages at 390 px: no page is wider than the phone.)
+    """
     html = (SITE / "api.html").read_text(encoding="utf-8")
     css = re.search(r'<link[^>]*href="(_static/course\.css)[^"]*"', html)
     assert css, "api.html does not load _static/course.css"
     rules = (SITE / css.group(1)).read_text(encoding="utf-8")
-    assert re.search(r"table td code[^{]*\{[^}]*white-space:\s*normal", rules)
-    assert re.search(r"\.bd-article table\s*\{[^}]*overflow-x:\s*auto", rules)
-    assert "<table" in html
+    assert re.search(r"code\.literal span\.pre\s*\{[^}]*white-space:\s*normal", rules), "span.pre never wraps"
+    assert re.search(r"code\.literal\s*\{[^}]*overflow-wrap:\s*break-word", rules)
+    assert not re.search(r"\.bd-article table\s*\{[^}]*display:\s*block", rules), "a table made its own scroller"
+    assert re.search(r'<div class="pst-scrollable-table-container">\s*<table', html)
+    assert "scaled_<wbr>dot_<wbr>product_<wbr>attention" in html, "no break points in inline code"
 
 
 @pytest.mark.parametrize("name", MOVED_PAGES)
@@ -316,3 +322,123 @@ def test_links_of_book_pages_to_other_repository_files_go_to_the_repository():
     assert f'href="{repo}/blob/main/README.md#start-here"' in html
     conventions = (SITE / "conventions.html").read_text(encoding="utf-8")
     assert re.search(r'<img[^>]*src="_images/causal_alignments[^"]*\.png"', conventions), "the causal-mask figure"
+
+
+# What a phone and a screen reader need (issue 33). The browser test (tests/e2e/test_site_browser.py) runs
+# axe-core and measures the pages; these check the HTML the build wrote.
+
+def colab_link(path: Path) -> str:
+    import tomllib
+
+    repo = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    rel = path.relative_to(ROOT).as_posix()
+    return f"https://colab.research.google.com/github/{repo.removeprefix('https://github.com/')}/blob/main/{rel}"
+
+
+def article(page: Path) -> str:
+    html = page.read_text(encoding="utf-8")
+    return html[html.index("<article"):html.index("</article>")]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_every_notebook_page_opens_in_colab_and_leaves_the_setup_cell_out(path):
+    text = article(page_of(path))
+    link = re.search(rf'<a [^>]*href="{re.escape(colab_link(path))}"[^>]*>([^<]*)</a>', text)
+    assert link and link.group(1) == "Open in Colab", f"{path.name}: no Open in Colab link to {colab_link(path)}"
+    assert text.index(link.group(0)) < text.index("</h1>") + 2000, f"{path.name}: the Colab link is not under the title"
+    assert "Setup: run this cell first" not in text, f"{path.name}: the setup cell is on the page"
+    assert re.search(r"made with python 3\.\d+\.\d+, torch ", text), f"{path.name}: no line saying the versions"
+
+
+def words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]{3,}", text)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_figures_have_alt_text_from_the_notebook_prose_and_open_full_size(path):
+    """Alt text is the sentence that leads into the figure, not the image's hashed file name; a tap zooms."""
+    text = article(page_of(path))
+    prose = words(" ".join(markdown_sources(path)))
+    images = re.findall(r'(<a [^>]*href="([^"]+)"[^>]*>\s*)?<img ([^>]*src="([^"]*_images/[^"]+\.png)"[^>]*)>', text)
+    assert len(images) == image_outputs(path)
+    for link, href, attrs, src in images:
+        alt = htmllib.unescape(re.search(r'alt="([^"]*)"', attrs).group(1))
+        assert alt and not re.search(r"\.(png|svg|jpe?g)\b|_images/", alt), f"{path.name}: alt {alt!r} for {src}"
+        alt_words = words(alt)
+        assert len(alt_words) >= 3, f"{path.name}: alt {alt!r} says nothing"
+        foreign = alt_words - prose
+        assert len(foreign) <= len(alt_words) // 10, f"{path.name}: alt {alt!r} has words not in the prose: {foreign}"
+        assert link and href == src, f"{path.name}: {src} does not link to its full-size file"
+
+
+def test_the_course_map_cards_say_what_their_figure_shows():
+    text = article(SITE / "intro.html")
+    cards = re.findall(r'<img [^>]*class="sd-card-img-top"[^>]*>', text)
+    alts = [htmllib.unescape(re.search(r'alt="([^"]*)"', card).group(1)) for card in cards]
+    assert len(alts) == len(LEARNER)
+    for path, alt in zip(LEARNER, alts):
+        assert "a figure of notebook" not in alt and len(words(alt)) >= 3, f"card of {path.name}: alt {alt!r}"
+
+
+def test_toggles_and_sidebar_arrows_are_named_by_what_they_do():
+    """The code toggles named by their visible text, the sidebar's arrows by the pages they open."""
+    for page in [SITE / "intro.html", SITE / "solutions.html"] + [page_of(p) for p in LEARNER]:
+        html = page.read_text(encoding="utf-8")
+        assert 'aria-label="Toggle hidden content"' not in html, page.name
+        nav = sidebar(page)
+        for summary in re.findall(r"<summary[^>]*>", nav):
+            assert re.search(r'aria-label="Show the pages under [^"]+"', summary), f"{page.name}: {summary}"
+        search = re.search(r'<button class="btn search-button-field[^>]*>', html).group(0)
+        assert "aria-label" not in search, f"{page.name}: the search button's name leaves its shortcut out"
+
+
+def test_every_page_has_a_favicon_a_colour_mode_each_script_once_and_a_footer_naming_the_course():
+    pages = [p for p in SITE.rglob("*.html") if "_static" not in p.parts and p.name != "index.html"]
+    assert len(pages) >= len(NOTEBOOKS) + len(MOVED_PAGES)
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        icon = re.search(r'<link rel="icon" href="([^"]+)"', html)
+        assert icon and (page.parent / icon.group(1)).resolve().is_file(), f"{page.name}: no favicon"
+        assert 'localStorage.getItem("mode") || "auto"' in html, f"{page.name}: no default colour mode"
+        inline = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+        twice = sorted({s[:60] for s in inline if inline.count(s) > 1})
+        assert not twice, f"{page.name}: inline scripts loaded twice (a `const` declared twice is an error): {twice}"
+        footer = html[html.index('<footer class="bd-footer-content'):]
+        footer = " ".join(re.sub(r"<[^>]+>", " ", footer[:footer.index("</footer>")]).split())
+        assert "Attention, from the matrices up" in footer and "By The course" not in footer, f"{page.name}: {footer}"
+
+
+def test_api_page_lists_every_parameter_and_every_name_in_its_contents_rail():
+    """One entry per parameter of every public function and method; one link per public name in the rail."""
+    import inspect
+
+    import attnlib
+
+    html = (SITE / "api.html").read_text(encoding="utf-8")
+    rail = html[html.index('class="page-toc'):]
+    rail = rail[:rail.index("</nav>")]
+    entries = api_entries()
+    checked = 0
+    for name in attnlib.__all__:
+        assert f'href="#attnlib.{name}"' in rail, f"the contents rail has no entry for {name}"
+        obj = getattr(attnlib, name)
+        targets = [(name, obj)]
+        if inspect.isclass(obj):
+            targets += [(f"{name}.{m}", getattr(obj, m)) for m in vars(obj) if f"attnlib.{name}.{m}" in entries
+                        and callable(getattr(obj, m))]
+        for label, target in targets:
+            if not callable(target):
+                continue
+            params = [p for p in inspect.signature(target).parameters.values()
+                      if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            if not params:
+                continue
+            entry = entries[f"attnlib.{label}"]
+            fields = entry.split(">Parameters<", 1)
+            assert len(fields) == 2, f"{label}: no Parameters list"
+            block = re.split(r'<dt class="field-(?:odd|even)">', fields[1], maxsplit=1)[0]
+            documented = re.findall(r"<strong>(\w+)</strong>", block)
+            missing = [p.name for p in params if p.name not in documented]
+            assert not missing, f"{label}: no entry for the parameters {missing} (entries: {documented})"
+            checked += 1
+    assert checked >= 20

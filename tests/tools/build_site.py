@@ -8,8 +8,8 @@ the repository now, so a new notebook or a new page under book/ gets its place w
 
 - the landing page: the README's introduction under the title image (images/title.png), then the
   course map as one card per notebook in notebooks/ (its question from the README's course-map row
-  when it has one, else the notebook's own title; one of its stored figures; its Colab link), then the
-  solved versions in a collapsed list;
+  when it has one, else the notebook's own title; one of its stored figures, its alt text what the
+  notebook's prose says the figure shows; its Colab link), then the solved versions in a collapsed list;
 - one page per learner notebook (notebooks/NN_*.ipynb, in course order); the solved versions
   (notebooks/solutions/), titled "... (solved)", under the "Teaching" part of the table of contents,
   folded under their own page so the sidebar does not list every title twice;
@@ -19,13 +19,20 @@ the repository now, so a new notebook or a new page under book/ gets its place w
   book/api.md gets the autodoc of every public name of attnlib appended.
 
 What the notebooks' pages change from the notebooks (in the staged copies only, never in notebooks/):
+- under the title, a line with the notebook's "Open in Colab" link (from pyproject.toml's Repository,
+  as `make colab-links` writes the README's badges) and the versions its outputs were made with; the
+  setup cell those versions come from (it installs attnlib on Colab) is left out of the page;
 - `# NBVAL_...` markers (nbval's, for the replay) are dropped from the code cells;
-- check and setup cells JupyterLab shows collapsed get myst-nb's `hide-input` tag;
+- check cells JupyterLab shows collapsed get myst-nb's `hide-input` tag;
 - the self-check answers, `<details><summary>Answer</summary> ... </details>` in HTML, become MyST
   dropdowns, so the Markdown and the math inside them are rendered;
-- a figure wider than the text column is given the column's width, which Sphinx links to the
-  full-size image (click to enlarge), and one much wider (e.g. the 6 x 12 grid of heads in 09) the
-  full width of the page.
+- every figure's alt text is what the notebook says it shows: the last paragraph of the prose before
+  it (the sentence that leads into the cell), as plain text, else the first of the prose after it;
+- every figure links to its full-size file (a click, or a tap on a phone, opens it to zoom into); a
+  figure wider than the text column is given the column's width, and one much wider (e.g. the 6 x 12
+  grid of heads in 09) the full width of the page.
+
+The site's footer names the course, its licence and its repository (pyproject.toml's address).
 
 The build runs Sphinx with -W --keep-going: every warning is listed, then the build fails. The
 warnings also go to build/site-warnings.txt, which tests/site/test_site.py checks is empty.
@@ -149,17 +156,101 @@ def details_to_dropdown(text: str) -> str:
     return DETAILS.sub(replace, text)
 
 
+TEX_WORDS = {
+    r"\tau": "τ", r"\cdot": "·", r"\times": "×", r"\approx": "≈", r"\le": "≤", r"\ge": "≥", r"\to": "→",
+    r"\lVert": "‖", r"\rVert": "‖", r"\partial": "∂", r"\sum": "Σ", r"\top": "ᵀ", r"\infty": "∞",
+    r"\pm": "±", r"\in": "∈", r"\neq": "≠", r"\,": " ", r"\;": " ", r"\!": "",
+}
+ALT_CHARS = 280  # an alt text longer than this keeps the caption's last sentences that fit
+
+
+def tex_as_text(tex: str) -> str:
+    """A formula of the prose as a screen reader can read it: `\\sqrt{d_k}` -> `√d_k`, `\\tau` -> `τ`."""
+    tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", tex)
+    tex = re.sub(r"\^\{?\\top\}?", "ᵀ", tex)
+    for command, text in sorted(TEX_WORDS.items(), key=lambda kv: -len(kv[0])):
+        tex = re.sub(re.escape(command) + r"(?![A-Za-z])", text, tex)
+    tex = re.sub(r"\\[A-Za-z]+\s*", "", tex)  # \mathbf, \operatorname, \left, ...: their argument stays
+    return tex.replace("{", "").replace("}", "")
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown prose as the words a screen reader reads: no markup, links as their text, math as text."""
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)  # pictures
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links: their text
+    text = re.sub(r"\$\$?([^$]+)\$\$?", lambda m: tex_as_text(m.group(1)), text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"(\*\*|__|\*|`)", "", text)
+    text = re.sub(r"(?<!\w)_([^_]+)_(?!\w)", r"\1", text)
+    return " ".join(text.split())
+
+
+def caption(cells: list[dict], index: int) -> str:
+    """What the figure of cell `index` shows, in the notebook's own words: the last paragraph of the prose
+    before it (the sentence that says what the next cell shows), else the first of the prose after it."""
+    before = next((c for c in reversed(cells[:index]) if c["cell_type"] == "markdown"), None)
+    after = next((c for c in cells[index + 1:] if c["cell_type"] == "markdown"), None)
+    paragraphs = [p for p in re.split(r"\n\s*\n", "".join(before["source"]) if before else "") if p.strip()]
+    if paragraphs:
+        text = plain_text(paragraphs[-1].lstrip("#").strip())
+    elif after is not None:
+        first = [p for p in re.split(r"\n\s*\n", "".join(after["source"])) if p.strip()]
+        text = plain_text(first[0].lstrip("#").strip()) if first else ""
+    else:
+        text = ""
+    if len(text) > ALT_CHARS:  # the last sentences that fit, else the last sentence cut at a word
+        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z0-9(])", text)
+        kept = ""
+        for sentence in reversed(sentences):
+            if len(sentence) + len(kept) + 1 > ALT_CHARS:
+                break
+            kept = f"{sentence} {kept}".strip()
+        text = kept or text[-ALT_CHARS:].split(" ", 1)[-1]
+    text = re.sub(r"[:;,]$", ".", text.strip())
+    return text or "A figure drawn by the code above."
+
+
+def colab_url(notebook: Path) -> str:
+    """The notebook's "Open in Colab" address, from the course's repository (pyproject.toml)."""
+    rel = notebook.relative_to(ROOT).as_posix()
+    repo = repository_url().removeprefix("https://github.com/")
+    return f"https://colab.research.google.com/github/{repo}/blob/main/{rel}"
+
+
+def setup_versions(cell: dict) -> str:
+    """The setup cell's stored version line, "python 3.11.7 | torch 2.13.0 | ...", as "python 3.11.7, torch ..."."""
+    for output in cell.get("outputs", []):
+        text = "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
+        for line in text.splitlines():
+            if line.startswith("python ") and " | " in line:
+                return ", ".join(part.strip() for part in line.split(" | "))
+    return ""
+
+
 def stage_notebook(src: Path, dst: Path, solved: bool = False) -> None:
     """Copy a notebook for the site: markers out, collapsed cells folded, answers and wide figures fixed."""
     nb = json.loads(src.read_text(encoding="utf-8"))
+    cells = nb["cells"]
+    # The setup cell installs attnlib on Colab: nothing to read on the site. Its place goes to a line under the
+    # title: the notebook's Colab link and the versions its outputs were made with.
+    setup = next((c for c in cells if c["cell_type"] == "code"), None)
+    if setup is not None and "google.colab" not in "".join(setup["source"]):
+        setup = None  # a notebook whose first code cell is not the setup cell keeps it
+    versions = setup_versions(setup) if setup is not None else ""
+    install = "../" * (len(src.relative_to(NOTEBOOKS).parts) - 1) + "../install.md"
+    run_it = (
+        f"[Open in Colab]({colab_url(src)}) to run this notebook in your browser, or run it on your machine"
+        f" with `make lab` ([installing the course]({install}))."
+        + (f" The outputs on this page were made with {versions}." if versions else "")
+    )
     titled = False
-    for cell in nb["cells"]:
+    for index, cell in enumerate(cells):
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
             source = details_to_dropdown(source)
-            if solved and not titled and source.lstrip().startswith("# "):
+            if not titled and source.lstrip().startswith("# "):
                 first, _, rest = source.lstrip().partition("\n")
-                source = f"{first} (solved)\n{rest}"
+                source = f"{first}{' (solved)' if solved else ''}\n\n{run_it}\n{rest}"
                 titled = True
             cell["source"] = source
             continue
@@ -168,18 +259,26 @@ def stage_notebook(src: Path, dst: Path, solved: bool = False) -> None:
         cell["source"] = NBVAL_MARKER.sub("", source)
         metadata = cell.setdefault("metadata", {})
         tags = metadata.setdefault("tags", [])
+        if cell is setup and "remove-cell" not in tags:
+            tags.append("remove-cell")
         # Jupyter's own `source_hidden` means nothing to myst-nb; its `hide-input` tag gives the same:
         # the code folded behind a click, the output shown.
         if metadata.get("jupyter", {}).get("source_hidden") and "hide-input" not in tags:
             tags.append("hide-input")
-        for output in cell.get("outputs", []):
-            png = output.get("data", {}).get("image/png")
-            if png is None or png_width(png) <= COLUMN_PX:
-                continue
-            # a width makes Sphinx link the shrunk image to the full-size file (html_scaled_image_link)
-            output.setdefault("metadata", {}).setdefault("image/png", {})["width"] = "100%"
-            if png_width(png) > FULL_WIDTH_PX and "full-width" not in tags:
+        figures = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if figures:
+            # the alt text: what the figure shows, in the words of the prose around it (not a file name)
+            metadata.setdefault("mystnb", {}).setdefault("image", {})["alt"] = caption(cells, index)
+        for output in figures:
+            width = png_width(output["data"]["image/png"])
+            # Any width makes Sphinx link the image to its full-size file (html_scaled_image_link): a click,
+            # or a tap on a phone, opens it alone, to zoom into. A figure wider than the column is shrunk to it.
+            output.setdefault("metadata", {}).setdefault("image/png", {})["width"] = (
+                "100%" if width > COLUMN_PX else f"{width}px")
+            if width > FULL_WIDTH_PX and "full-width" not in tags:
                 tags.append("full-width")
+    if not titled:
+        cells.insert(0, {"cell_type": "markdown", "metadata": {}, "source": run_it})
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -200,14 +299,14 @@ CARD_FIGURES = {
 }
 
 
-def thumbnail(nb: dict, number: str, dst: Path) -> bool:
-    """Save one of the notebook's stored figures as its card's picture; False if it has none."""
+def thumbnail(nb: dict, number: str, dst: Path) -> str | None:
+    """Save one of the notebook's stored figures as its card's picture; return what it shows (None: no figure)."""
     figures = [
-        ("".join(c["source"]), o["data"]["image/png"]) for c in nb["cells"] if c["cell_type"] == "code"
+        (i, "".join(c["source"]), o["data"]["image/png"]) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
         for o in c.get("outputs", []) if "image/png" in o.get("data", {})
     ]
     if not figures:
-        return False
+        return None
 
     def card_shaped(png) -> bool:
         head = base64.b64decode("".join(png)[:44])
@@ -215,14 +314,14 @@ def thumbnail(nb: dict, number: str, dst: Path) -> bool:
         return width >= 500 and 1.3 <= width / height <= 3.5
 
     phrase = CARD_FIGURES.get(number)
-    chosen = (
-        next((png for source, png in figures if phrase and phrase in source), None)
-        or next((png for _, png in figures if card_shaped(png)), None)
-        or figures[0][1]
+    index, _, chosen = (
+        next((f for f in figures if phrase and phrase in f[1]), None)
+        or next((f for f in figures if card_shaped(f[2])), None)
+        or figures[0]
     )
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(base64.b64decode("".join(chosen)))
-    return True
+    return caption(nb["cells"], index)
 
 
 def readme_intro() -> str:
@@ -248,10 +347,11 @@ def landing_page(learner: list[Path], solved: set[str]) -> str:
         number = stem.split("_", 1)[0]
         heading = question or title.split("·", 1)[-1].strip()
         card = [f":::{{grid-item-card}} Notebook {number}", ":class-card: course-card"]
-        if thumbnail(nb, number, STAGE / "_static" / "map" / f"{stem}.png"):
-            card += [f":img-top: _static/map/{stem}.png", f":img-alt: a figure of notebook {number}"]
+        shows = thumbnail(nb, number, STAGE / "_static" / "map" / f"{stem}.png")
+        if shows is not None:
+            card += [f":img-top: _static/map/{stem}.png", f":img-alt: {shows}"]
         card += ["", f"**[{heading}](notebooks/{stem}.ipynb)**", ""]
-        card += [f"[open in Colab]({colab})" if colab else "", ":::"]
+        card += [f"[Open in Colab]({colab})" if colab else "", ":::"]
         cards.append("\n".join(card))
         if stem in solved:
             links = f"[solved](notebooks/solutions/{stem}.ipynb)"
@@ -261,12 +361,12 @@ def landing_page(learner: list[Path], solved: set[str]) -> str:
     parts = [
         "# Attention, from the matrices up\n",
         "```{image} images/title.png\n:alt: A sentence's attention scores, the same scores with the future masked,"
-        " and the weights after softmax\n:class: title-image\n```\n",
+        " and the weights after softmax\n:class: title-image\n:target: images/title.png\n```\n",
         readme_intro(),
         "## Course map\n",
         "Open the notebooks in order: each one asks one question and answers it with small cases you can"
         " predict, then exercises. Each page shows the notebook as it was last run, outputs and all.\n",
-        "::::{grid} 1 2 3 3\n:gutter: 3\n\n" + "\n\n".join(cards) + "\n::::\n",
+        "::::{grid} 1 1 2 2\n:gutter: 3\n\n" + "\n\n".join(cards) + "\n::::\n",
     ]
     if solved_rows:
         parts.append(
@@ -318,6 +418,18 @@ def repository_url() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
 
 
+def footer() -> str:
+    """The footer's line: the course's name, its licence (pyproject.toml) and its repository."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    licence = project.get("license")
+    licence = licence if isinstance(licence, str) else (licence or {}).get("text", "")
+    return (
+        "<p><em>Attention, from the matrices up</em>: a course of Jupyter notebooks"
+        + (f", {licence} licence" if licence else "")
+        + f". Source, issues and the notebooks to run: <a href=\"{repository_url()}\">{repository_url()}</a>.</p>"
+    )
+
+
 def stage_page(src: Path) -> None:
     """Copy a book/ page, its links written for GitHub made to work on the site.
 
@@ -363,8 +475,11 @@ def stage() -> None:
         stage_notebook(path, STAGE / path.relative_to(ROOT))
     for path in solved:
         stage_notebook(path, STAGE / path.relative_to(ROOT), solved=True)
-    shutil.copy(BOOK / "_config.yml", STAGE / "_config.yml")
-    for folder in ("_static", "_ext"):
+    config = (BOOK / "_config.yml").read_text(encoding="utf-8")
+    config = re.sub(r"^(\s*extra_footer:).*$", lambda m: f"{m.group(1)} {json.dumps(footer())}", config,
+                    count=1, flags=re.M)
+    (STAGE / "_config.yml").write_text(config, encoding="utf-8")
+    for folder in ("_static", "_ext", "_templates"):
         if (BOOK / folder).is_dir():
             shutil.copytree(BOOK / folder, STAGE / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "images", STAGE / "images")
