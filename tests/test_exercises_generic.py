@@ -136,6 +136,23 @@ def test_a_hint_does_not_state_the_answer(name, exercise, index):
 
 
 def test_every_notebook_module_declares_its_exercises():
-    """nbNN modules hold data: each declares Exercise entries (checked once all modules are converted)."""
+    """nbNN modules hold data: every one declares its exercises as Exercise entries, one per notebook."""
     declared = {m for m in MODULES if framework.exercises_of(importlib.import_module(f"attnlib.exercises.{m}"))}
-    assert declared, "no module declares an Exercise"
+    assert declared == set(MODULES) and len(MODULES) >= 11, sorted(set(MODULES) - declared)
+
+
+def _raises(*args):
+    raise ValueError("learner's bug")
+
+
+@pytest.mark.parametrize(("name", "exercise"), EXERCISES, ids=IDS)
+def test_in_grading_mode_a_strange_answer_fails_with_an_assertion_only(capsys, name, exercise):
+    """nbgrader's test cell: a strange answer is an AssertionError carrying the one line, and prints nothing."""
+    count = max(len(exercise.answers), 1)
+    answers = ["abc", np.array([[1.0, 2.0], [3.0, 4.0]])]
+    if exercise.is_function:
+        answers += [_raises, lambda *a: torch.full((2, 3), float("nan"))]
+    for value in answers:
+        with grading(), pytest.raises(AssertionError, match=rf"^{exercise.name}: (not yet|not attempted yet)"):
+            exercise(*([value] * count))
+    assert capsys.readouterr().out == ""

@@ -241,6 +241,17 @@ def it_matrix(tokens):
     return torch.where(latest > 0, latest, torch.tensor(-1))
 
 
+def it_argmax_flip(tokens):  # the last match found as the first one in the reversed row, lists out
+    result = []
+    for row in tokens.tolist():
+        out = []
+        for i, tok in enumerate(row):
+            earlier = row[:i][::-1]
+            out.append(i - earlier.index(tok) if tok in earlier else -1)  # reversed index k is j = i - 1 - k
+        result.append(out)
+    return torch.tensor(result)
+
+
 def it_occurrence_itself(tokens):  # points at j, the earlier copy of the same token
     return torch.where(it_last_seen(tokens) >= 0, it_last_seen(tokens) - 1, -1)
 
@@ -321,6 +332,7 @@ ANSWERS = [
     right(EX4, "triple-loop", lambda: it_loops),
     right(EX4, "dict-last-seen", lambda: it_last_seen),
     right(EX4, "match-matrix", lambda: it_matrix),
+    right(EX4, "reversed-prefix", lambda: it_argmax_flip),
     wrong(EX4, "earlier-occurrence-itself", lambda: it_occurrence_itself, ("after", "j + 1", "itself", "copies")),
     wrong(EX4, "first-occurrence", lambda: it_first_occurrence, ("latest", "first occurrence")),
     wrong(EX4, "query-matches-itself", lambda: it_includes_itself, ("j < i", "itself", "future")),
