@@ -73,14 +73,21 @@ test: setup
 
 ## make test-cpus: both versions of every notebook replayed as three processors compute them: with torch's
 ## portable kernels (default), its AVX2 kernels (avx2) and this machine's own (native), each with MKL's
-## compatible code path; two notebooks at a time (pytest-xdist), one thread each. CPU_LEVELS picks levels.
+## compatible code path; two notebooks at a time (pytest-xdist), one thread each. CPU_LEVELS picks levels;
+## CPU_DONE lists level:version pairs already replayed (CI: make test's own two replays), which are skipped.
 CPU_LEVELS ?= default avx2 native
+CPU_DONE ?=
 test-cpus: setup
 	@for level in $(CPU_LEVELS); do \
 	  if [ "$$level" = native ]; then capability=; else capability="ATEN_CPU_CAPABILITY=$$level"; fi; \
-	  echo "== both versions of every notebook, torch's $$level kernels, MKL_CBWR=COMPATIBLE"; \
+	  case " $(CPU_DONE) " in *" $$level:learner "*) learner=;; *) learner=learner;; esac; \
+	  case " $(CPU_DONE) " in *" $$level:solutions "*) solved=;; *) solved=solutions;; esac; \
+	  if [ -n "$$learner" ] && [ -n "$$solved" ]; then paths="notebooks"; \
+	  elif [ -n "$$learner" ]; then paths="notebooks --ignore=notebooks/solutions"; \
+	  elif [ -n "$$solved" ]; then paths="notebooks/solutions"; else continue; fi; \
+	  echo "== $$paths: torch's $$level kernels, MKL_CBWR=COMPATIBLE"; \
 	  env $$capability MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 \
-	    $(PY) -m pytest notebooks $(NBVAL_FLAGS) -q -n 2 --dist loadfile $(ARGS) || exit 1; \
+	    $(PY) -m pytest $$paths $(NBVAL_FLAGS) -q -n 2 --dist loadfile $(ARGS) || exit 1; \
 	done
 
 ## make test-hf: attnlib inside about 300 tiny transformers models of every family (tests/hf_population.py): each
@@ -128,22 +135,37 @@ bench: setup
 colab-links: setup
 	$(PY) tests/tools/colab_links.py $(if $(REPO),--repo $(REPO),)
 
-## make site: the course's website (Jupyter Book 1.x, pins in requirements-site.txt) from the notebooks'
-## stored outputs into build/site/ (open build/site/index.html); warnings fail the build; then its test
+## make site: the course's website (Jupyter Book 1.x, pins in requirements-site.txt) from the notebooks' stored outputs
+## into build/site/ (open build/site/index.html); warnings fail the build; then its test
+SITE_STAMP := build/site/.built
+SITE_SOURCES := $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb book/*.md book/_config.yml book/_static/* \
+  book/_ext/*.py book/_templates/* attnlib/*.py images/*) README.md pyproject.toml tests/tools/build_site.py \
+  requirements-site.txt
 site: setup
 	$(PY) -m pip install --quiet --no-deps -r requirements-site.txt
 	$(PY) tests/tools/build_site.py
+	@touch $(SITE_STAMP)
 	$(PY) -m pytest tests/site -q -p no:cacheprovider
+
+# the site as `make e2e` needs it: built again only when a source is newer than the last build
+$(SITE_STAMP): $(SITE_SOURCES) | $(STAMP)
+	$(PY) -m pip install --quiet --no-deps -r requirements-site.txt
+	$(PY) tests/tools/build_site.py
+	@touch $(SITE_STAMP)
 
 ## make e2e: every learner notebook run in JupyterLab in headless Chromium (Playwright, pinned in
 ## requirements-e2e.txt; Debian's chromium, installed with apt-get when /usr/bin/chromium is missing),
-## one screenshot per notebook in build/e2e/. E2E_SOLVED=1 also runs the solved versions.
-e2e: setup
-	@if [ ! -x /usr/bin/chromium ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
-	  else sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi; \
+## one screenshot per notebook in build/e2e/; then every page of the website (built first when stale) at
+## 390 and 1366 px with axe-core (npm ci from tests/e2e/package-lock.json; Debian's npm installed with apt-get
+## when missing), screenshots in build/e2e/site/. E2E_SOLVED=1 also runs the solved versions in JupyterLab.
+e2e: setup $(SITE_STAMP)
+	@missing="$$(test -x /usr/bin/chromium || echo chromium) $$(command -v npm >/dev/null || echo npm)"; \
+	if [ -n "$$(echo $$missing)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi; \
 	fi
 	$(PY) -m pip install --quiet -r requirements-e2e.txt
+	npm ci --prefix tests/e2e --no-audit --no-fund --loglevel=error
 	@mkdir -p build/e2e
 	OMP_NUM_THREADS=1 $(PY) -m pytest tests/e2e -v -p no:cacheprovider $(ARGS)
 

@@ -371,6 +371,9 @@ class CausalSelfAttention(nn.Module):
         RoPE, and a gate whose rows sit after each head's query rows in ``q_proj``) and ``LlamaAttention``.
         The copy has the module's dtype and device and shares no storage with it.
 
+        Args:
+            module: the transformers attention module to copy (built from its config, weights loaded).
+
         Raises:
             TypeError: another kind of module.
             ValueError: a config whose RoPE is not plain (YaRN and other scalings are not implemented).
@@ -434,11 +437,16 @@ class LatentAttention(nn.Module):
     token): a decoding step then does the fewest operations and reads the most bytes.
 
     Args:
-        embed_dim: E. num_heads: H.
-        kv_lora_rank: r, the latent's width. qk_nope_head_dim: dn. qk_rope_head_dim: dR (even).
-        v_head_dim: dv. q_lora_rank: the queries' latent width, or None for one projection E -> H (dn + dR).
+        embed_dim: E, the width of the input and the output.
+        num_heads: H.
+        kv_lora_rank: r, the latent's width.
+        qk_nope_head_dim: dn, the width of each head's key and query part without RoPE.
+        qk_rope_head_dim: dR (even), the width of the RoPE part, one key part shared by all heads.
+        v_head_dim: dv, each head's value width.
+        q_lora_rank: the queries' latent width, or None for one projection E -> H (dn + dR).
         bias: biases on the down-projections and the output projection (transformers' ``attention_bias``).
-        rope_base: RoPE's base. interleaved: RoPE's pairing (DeepSeek's checkpoints: True, adjacent pairs).
+        rope_base: RoPE's base.
+        interleaved: RoPE's pairing (DeepSeek's checkpoints: True, adjacent pairs).
         eps: the RMSNorms' epsilon.
 
     Attributes:
@@ -491,6 +499,10 @@ class LatentAttention(nn.Module):
 
     def expand(self, latent: torch.Tensor, k_rope: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every head's keys and values rebuilt from latents (B, 1, Tk, r) and rotated RoPE keys (B, 1, Tk, dR).
+
+        Args:
+            latent: (B, 1, Tk, r), the normalised latents c, one per token (the cache's first half).
+            k_rope: (B, 1, Tk, dR), the RoPE keys k_R, already rotated (the cache's second half).
 
         Returns:
             keys (B, H, Tk, dn + dR), ``[W_UK_h c ; k_R]``, and values (B, H, Tk, dv), ``W_UV_h c``.
@@ -567,6 +579,9 @@ class LatentAttention(nn.Module):
         """A copy of transformers' ``DeepseekV3Attention`` that gives the same output.
 
         The copy has the module's dtype and device and shares no storage with it.
+
+        Args:
+            module: a transformers ``DeepseekV3Attention`` (built from its config, weights loaded).
 
         Raises:
             TypeError: another kind of module.

@@ -42,6 +42,7 @@ __all__ = [
     "load_minilm",
     "load_smollm2",
     "minilm_files",
+    "sentence_embeddings",
     "smollm2_gguf",
 ]
 
@@ -351,3 +352,32 @@ if __name__ == "__main__":  # make setup: check both models and prepare SmolLM2'
         _quiet_transformers()
         _convert_smollm2(smollm2_gguf(), cache_dir())
         print(f"attnlib: SmolLM2's float32 copy is in {cache_dir()}")
+
+
+def sentence_embeddings(model: Any, batch: dict) -> Any:
+    """all-MiniLM-L6-v2's sentence vectors: the mean of the real tokens' last hidden states, scaled to length 1.
+
+    Notebook 09's ``embed``: the mean over the tokens whose ``attention_mask`` is 1 (the padding is left out),
+    then divided by its Euclidean norm, as the model's sentence-transformers pooling does.
+
+    Args:
+        model: a transformers encoder whose output has ``last_hidden_state`` (B, T, E), such as
+            :func:`load_minilm`'s model.
+        batch: the tokenizer's output: ``input_ids`` (B, T) and ``attention_mask`` (B, T), 1 = real token.
+
+    Returns:
+        (B, E) float tensor, each row of length 1; computed under ``torch.no_grad()``.
+
+    Raises:
+        KeyError: ``batch`` has no ``attention_mask``.
+
+    Source: Reimers and Gurevych 2019, "Sentence-BERT" (mean pooling); Wang et al. 2020, "MiniLM".
+    """
+    import torch
+    import torch.nn.functional as F
+
+    mask = batch["attention_mask"]
+    with torch.no_grad():
+        hidden = model(**batch).last_hidden_state  # (B, T, E)
+    real = mask[..., None].to(hidden.dtype)  # (B, T, 1)
+    return F.normalize((hidden * real).sum(dim=1) / real.sum(dim=1), dim=-1)  # (B, E), length 1

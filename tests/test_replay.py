@@ -104,11 +104,36 @@ def test_make_test_replays_learner_notebooks_under_second_setting_and_fake_clock
                and "tests/replay" in line and "--ignore=notebooks/solutions" in line for line in lines), lines
 
 
-def test_make_test_cpus_replays_both_versions_under_three_kernel_levels():
-    makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^CPU_LEVELS \?= default avx2 native$", makefile, re.M)
-    recipe = makefile[makefile.index("\ntest-cpus: "):].split("\n\n")[0].replace("\\\n", " ")
-    assert 'ATEN_CPU_CAPABILITY=$$level' in recipe and "MKL_CBWR=COMPATIBLE" in recipe
-    assert "pytest notebooks $(NBVAL_FLAGS)" in recipe and "--ignore" not in recipe  # both versions
-    assert "$(MAKE) test-cpus" in (ROOT / ".ci" / "run").read_text() or "make test-cpus" in (
-        ROOT / ".ci" / "run").read_text()
+def _test_cpus_runs(tmp_path, *make_args) -> list[tuple[str, str, str]]:
+    """What `make test-cpus` would run, with a stand-in python that prints its kernels, MKL path and arguments."""
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\necho "RUN ${ATEN_CPU_CAPABILITY:-native} ${MKL_CBWR:-unset} $*"\n')
+    fake.chmod(0o755)
+    result = subprocess.run(["make", "-s", "-o", "setup", "test-cpus", f"PY={fake}", *make_args], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    runs = []
+    for line in result.stdout.splitlines():
+        if line.startswith("RUN "):
+            level, mkl, args = line.split(" ", 3)[1:]
+            versions = "learner" if "--ignore=notebooks/solutions" in args else (
+                "solutions" if " notebooks/solutions " in f" {args} " else "both")
+            assert "--nbval" in args and "-n 2" in args and "--dist loadfile" in args, args
+            runs.append((level, mkl, versions))
+    return runs
+
+
+def test_make_test_cpus_replays_both_versions_under_three_kernel_levels(tmp_path):
+    assert _test_cpus_runs(tmp_path) == [("default", "COMPATIBLE", "both"), ("avx2", "COMPATIBLE", "both"),
+                                         ("native", "COMPATIBLE", "both")]
+
+
+def test_ci_skips_only_what_make_test_replayed_already(tmp_path):
+    """CI's CPU_DONE names make test's two replays; every other level and version is still replayed."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    line = next(x for x in ci.splitlines() if x.startswith("make test-cpus"))
+    done = re.search(r'CPU_DONE="([^"]*)"', line).group(1)
+    assert sorted(done.split()) == ["default:learner", "native:solutions"]
+    assert ci.index("make test\n") < ci.index("make test-cpus")
+    assert _test_cpus_runs(tmp_path, f"CPU_DONE={done}") == [
+        ("default", "COMPATIBLE", "solutions"), ("avx2", "COMPATIBLE", "both"), ("native", "COMPATIBLE", "learner")]

@@ -255,8 +255,10 @@ check_ablation_loss = Exercise(
     "Exercise 5", expected=math.log(VOCAB), atol=0.45, rtol=0.0, read=as_number,
     correct=f"Near ln 64 = {math.log(VOCAB):.2f}: without the heads that copy, the repeat is as unpredictable as the "
             "first copy.",
-    diagnose=_direction(math.log(VOCAB), "Lower than what the ablation gives: with the heads that copy gone, what "
-                        "can the model still know about the next token?", "Higher than a uniform guess over the "
+    diagnose=_direction(math.log(VOCAB), "Lower than what the ablation gives: a guess better than a uniform one "
+                        "needs a head that reads the earlier tokens for the next one, and those were the heads you "
+                        "removed; what is left does not even reach a guess over the tokens already seen (the next "
+                        "cells measure both).", "Higher than a uniform guess over the "
                         "vocabulary, what a model that knows nothing about the next token pays."),
     mistakes=[
         Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "

@@ -1,8 +1,13 @@
 """Every learner notebook, run in JupyterLab in a real browser, as a learner would run it.
 
-For each notebook: open it, Kernel > Restart Kernel and Run All Cells, wait until every cell has
-run and the kernel is idle, then assert that
-- no cell gave an error output (read from the notebook's model in the page),
+For each notebook, first what a learner meets on opening it (issue 33):
+- it opens unmodified: once the kernel has started and JupyterLab has written the kernel's name and
+  language into the notebook, the notebook is still not marked modified (closing it asks nothing);
+- its setup cell, collapsed, shows the line written for the learner ("# Setup: run this cell first ...").
+Then Kernel > Restart Kernel and Run All Cells, wait until every cell has run and the kernel is idle,
+then assert that
+- no cell gave an error output (read from the notebook's model in the page), and none shows tqdm's red
+  "TqdmWarning: IProgress not found" (ipywidgets missing: a progress bar printed as text, not drawn),
 - every figure rendered: as many <img> elements with a nonzero size as the stored notebook has
   image outputs,
 - the check cells (`# check:`) and the setup cell show their code collapsed and their output,
@@ -35,6 +40,21 @@ CELLS_JS = """() => {
   return cells.map(c => ({type: c.cell_type, source: Array.isArray(c.source) ? c.source.join('') : c.source,
                           count: c.execution_count ?? null, outputs: c.outputs || []}));
 }"""
+# Once the kernel has started, JupyterLab writes its kernelspec and language_info into the notebook (kernel.info
+# and kernel.spec resolved); read the model's dirty flag for 2 s after that.
+OPENED_JS = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session.kernel;
+  await kernel.info;
+  await kernel.spec;
+  let dirty = false;
+  for (let i = 0; i < 10; i++) {
+    await new Promise(resolve => setTimeout(resolve, 200));
+    dirty = dirty || panel.content.model.dirty;
+  }
+  return {dirty, metadata: panel.content.model.toJSON().metadata};
+}"""
+SETUP_LINE = "# Setup: run this cell first"
 KERNEL_JS = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
   const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
@@ -57,6 +77,15 @@ def stored(path):
     return nb, images, hidden, checks, details
 
 
+def output_text(output: dict) -> str:
+    """The text an output shows: a stream's text, a result's text/plain, an error's traceback."""
+    def joined(value):
+        return "".join(value) if isinstance(value, list) else (value or "")
+
+    return joined(output.get("text")) + joined(output.get("data", {}).get("text/plain")) + joined(
+        output.get("traceback"))
+
+
 def run_all(page):
     """Kernel menu > Restart Kernel and Run All Cells..., confirmed in the dialog."""
     page.locator("#jp-MainMenu").get_by_text("Kernel", exact=True).click()
@@ -75,6 +104,13 @@ def test_notebook_runs_in_jupyterlab(lab, browser, path):
         page.goto(f"{base}/lab/tree/{rel}?token={token}&reset")
         page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=180_000)
         page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        opened = page.evaluate(OPENED_JS)
+        assert not opened["dirty"], (
+            f"{rel} shows as modified as soon as it opens: JupyterLab rewrote its metadata {nb['metadata']} "
+            f"as {opened['metadata']} (python tests/tools/run_notebooks.py metadata stores what it writes)")
+        setup = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
+        first_line = page.locator(".jp-Notebook .jp-Cell").nth(setup).locator(".jp-InputPlaceholder").inner_text()
+        assert first_line.strip().startswith(SETUP_LINE), f"{rel}: the collapsed setup cell shows {first_line!r}"
         # Close the file browser: room for the notebook in the screenshot.
         page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
         run_all(page)
@@ -96,6 +132,9 @@ def test_notebook_runs_in_jupyterlab(lab, browser, path):
         errors = [(i, o.get("ename"), o.get("evalue")) for i, c in enumerate(cells) for o in c["outputs"]
                   if o.get("output_type") == "error"]
         assert errors == [], f"{rel}: cells raised {errors}"
+        tqdm = [(i, text[:200]) for i, c in enumerate(cells) for o in c["outputs"] for text in [output_text(o)]
+                if "TqdmWarning" in text or "IProgress not found" in text]
+        assert tqdm == [], f"{rel}: tqdm prints a warning instead of a progress bar: {tqdm}"
         assert [c["count"] for c in cells if c["type"] == "code"] == list(range(1, n_code + 1))
 
         # Every figure: an <img> with a nonzero size per stored image output.

@@ -28,8 +28,8 @@ COLAB = re.compile(r"https://colab\.research\.google\.com/github/" + REPO_PATTER
 BINDER = re.compile(r"https://mybinder\.org/v2/gh/" + REPO_PATTERN + r"/HEAD")
 
 SETUP_CELL = '''\
-# Setup: run this cell first (no need to read it). On Colab it installs attnlib, the course's
-# helper package, in about a minute; elsewhere `make lab` has installed it already.
+# Setup: run this cell first (no need to read it). On Colab it installs attnlib,
+# the course's helper package, in about a minute; `make lab` has installed it already.
 import importlib
 import subprocess
 import sys
@@ -42,12 +42,14 @@ if "google.colab" in sys.modules:
     print("installing attnlib from the course's repository (about a minute)...")
     pip = [sys.executable, "-m", "pip", "install", "--quiet", f"git+{{REPO}}"]
     try:
-        installed = subprocess.run(pip, capture_output=True, timeout=600).returncode == 0
+        done = subprocess.run(pip, capture_output=True, timeout=600)
+        installed = done.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         installed = False
     importlib.invalidate_caches()
     if not installed:
-        print("attnlib could not be installed. Run this line in a new cell, then run this cell again:")
+        print("attnlib could not be installed. Run this line in a new cell,")
+        print("then run this cell again:")
         print(f'!pip install "git+{{REPO}}"')
 
 
@@ -58,11 +60,13 @@ def installed_version(name):
         return "not installed"
 
 
-# One thread: the course's tensors are small, so one thread is as quick as several, and on a busy
-# laptop a notebook slows down with the load instead of stalling on threads that wait for each other.
+# One thread: the course's tensors are small, so one thread is as quick as several,
+# and on a busy laptop a notebook slows down with the load instead of stalling on
+# threads that wait for each other.
 torch.set_num_threads(1)
 packages = ("torch", "numpy", "matplotlib", "seaborn", "attnlib")
-print("python", sys.version.split()[0], "|", " | ".join(f"{{p}} {{installed_version(p)}}" for p in packages))'''
+versions = " | ".join(f"{{p}} {{installed_version(p)}}" for p in packages)
+print("python", sys.version.split()[0], "|", versions)'''
 IGNORE_TAG = "nbval-ignore-output"  # nbval leaves the output alone: versions differ from machine to machine
 
 
