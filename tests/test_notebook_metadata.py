@@ -61,3 +61,16 @@ def test_the_metadata_mode_rewrites_only_the_metadata_of_both_versions(tmp_path,
         assert nb["metadata"] == run_notebooks.kernel_metadata(), rel
         assert nb["metadata"]["kernelspec"] == expected_kernelspec()
         assert nb["cells"] == cells, f"{rel}: a cell changed"
+
+
+def test_every_stored_notebook_carries_the_metadata_jupyterlab_writes():
+    """A notebook stored by another tool (or edited by hand) keeps the short metadata and opens modified."""
+    stale = []
+    for path in sorted((ROOT / "notebooks").glob("**/[0-9][0-9]_*.ipynb")):
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+        info = meta.get("language_info", {})
+        # the Python version is the one the outputs were made with (3.11), not necessarily the one running
+        if meta.get("kernelspec") != expected_kernelspec() or not info.get("version") \
+                or info.get("mimetype") != "text/x-python" or "codemirror_mode" not in info:
+            stale.append(path.relative_to(ROOT).as_posix())
+    assert not stale, f"run `python tests/tools/run_notebooks.py metadata`: {stale}"
