@@ -442,3 +442,19 @@ def test_api_page_lists_every_parameter_and_every_name_in_its_contents_rail():
             assert not missing, f"{label}: no entry for the parameters {missing} (entries: {documented})"
             checked += 1
     assert checked >= 20
+
+
+def test_each_card_shows_a_figure_of_its_notebooks_main_line():
+    """The landing card's figure is named by a phrase of its code cell; that cell must exist and be in the main line."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tests" / "tools" / "build_site.py")
+    build_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_site)
+    for number, phrase in build_site.CARD_FIGURES.items():
+        path = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## What you now know"))
+        hits = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and phrase in "".join(c["source"])
+                and any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
+        assert hits and hits[0] < end, f"{path.name}: no main-line figure in a cell containing {phrase!r} ({hits})"

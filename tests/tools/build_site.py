@@ -286,16 +286,17 @@ def stage_notebook(src: Path, dst: Path, solved: bool = False) -> None:
 # The figure each notebook's card shows: the first image output of the first cell whose source holds
 # this phrase. A notebook not listed here, or whose phrase is gone, shows its first figure of a card's
 # shape (wider than high, not a long strip), else its first figure.
-CARD_FIGURES = {
+CARD_FIGURES = {  # a phrase of the code cell whose figure is the notebook's card: a main-line figure
     "01": "show_heatmaps(self_weights",
     "02": "rows sum to 1",
     "03": "Dot products grow with the width",
-    "04": "padding & causal",
-    "05": "titles=[\"head 0\", \"head 1\"]",  # the two trained heads, two jobs (section 12)
-    "06": "training loss, same budget",
+    "04": "show_heatmaps(weights, positions, positions, titles=sentences",
+    "05": "The six steps of vec_mha",  # split -> attend -> merge on the running example (section 6)
+    "06": "show_alignment(run_weights",  # the trained reader's alignment on the running example
     "07": "sinusoidal encodings, E = ",
-    "08": "white tiles are skipped",
+    "08": "white tiles skipped",
     "09": "attention sink",
+    "10": "Two-layer attention-only model",  # the loss curves and the phase change
 }
 
 
