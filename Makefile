@@ -79,7 +79,7 @@ CPU_LEVELS ?= default avx2 native
 CPU_DONE ?=
 test-cpus: setup
 	@for level in $(CPU_LEVELS); do \
-	  if [ "$$level" = native ]; then capability=; else capability="ATEN_CPU_CAPABILITY=$$level"; fi; \
+	  if [ "$$level" = native ]; then capability="-u ATEN_CPU_CAPABILITY"; else capability="ATEN_CPU_CAPABILITY=$$level"; fi; \
 	  case " $(CPU_DONE) " in *" $$level:learner "*) learner=;; *) learner=learner;; esac; \
 	  case " $(CPU_DONE) " in *" $$level:solutions "*) solved=;; *) solved=solutions;; esac; \
 	  if [ -n "$$learner" ] && [ -n "$$solved" ]; then paths="notebooks"; \
