@@ -14,10 +14,9 @@ import torch
 
 from attnlib.exercises import (
     NOT_ATTEMPTED,
+    Exercise,
     Mistake,
     Probe,
-    check_function,
-    check_value,
     describe,
     first_difference,
     narrower,
@@ -31,6 +30,19 @@ from attnlib.exercises import (
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 import make_exercises  # noqa: E402
+
+
+def check_value(name, answer, expected, mistakes=(), **options):
+    """Judge a value in one call, as a value exercise declared on the spot."""
+    Exercise(name, expected=lambda: expected, mistakes=tuple(mistakes), **options)(answer)
+
+
+def check_function(name, function, inputs, reference, mistakes=(), *, on_error=None, **options):
+    """Judge a function in one call; ``on_error(err, args)`` names the mistake behind an exception (or None)."""
+    if on_error is not None:
+        named = Mistake(on_error, raises=Exception, when=lambda err, args: on_error(err, args) is not None)
+        mistakes = [*mistakes, named]
+    Exercise(name, reference=reference, probes=tuple(inputs), mistakes=tuple(mistakes), **options)(function)
 
 
 def line(capsys) -> str:

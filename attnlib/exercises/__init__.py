@@ -1,37 +1,15 @@
 """Checkers for the course's exercises: each names the classic mistake when it recognises one.
 
 Every exercise in a notebook is a stub cell the learner fills in, then a check cell that calls one
-checker from the notebook's module here (``attnlib.exercises.nb01`` for notebook 01, and so on).
-A checker prints exactly one line and never raises, so a learner notebook always runs top to bottom:
+:class:`Exercise` declared in the notebook's module here (``attnlib.exercises.nb01`` for notebook 01, and so
+on). A checker prints exactly one line and never raises, so a learner notebook always runs top to bottom:
+``"<exercise>: correct. ..."``, ``"<exercise>: not yet. <hint>"`` (the hint names a known mistake, or shows
+the first difference without writing the answer), or ``"<exercise>: not attempted yet"`` while the stub is
+untouched. It judges the answer, not its spelling (:func:`read_value`: a number as a Python, NumPy or 0-d
+torch value; a shape as a tuple, list or ``torch.Size``; a function's float16 result at float16's precision).
 
-- ``"<exercise>: correct. ..."`` when the answer matches the reference;
-- ``"<exercise>: not yet. <hint>"`` when it matches a known wrong answer (the hint names the
-  mistake and the fix), or a general hint that shows the first difference (the input or probe, the
-  index, the expected value and the learner's);
-- ``"<exercise>: not attempted yet"`` while the stub is untouched (its answer is ``None`` or
-  ``...``, or its function returns ``None``).
-
-This module holds the shared machinery, :func:`check_value` for an answer that is a value (a shape,
-a number, a tensor, a boolean) and :func:`check_function` for an answer that is a function; each
-notebook's module builds its checkers from them. Every checker returns ``None``: it reports by
-printing, so a check cell shows one line and no ``Out[...]``.
-
-A checker judges the answer, not its spelling:
-
-- :func:`read_value` reads Python numbers, NumPy scalars and arrays, 0-d and 1-d tensors,
-  ``Fraction``, lists, tuples and ``torch.Size`` as the value they hold; a string holding a number
-  is told to write the number (:func:`number_in_string`). ``check_value(..., decimals=2)`` compares
-  a prediction at the precision its prompt asks for.
-- :func:`check_function` runs the reference on float64 copies of the inputs and compares a result in
-  the inputs' dtype, or a wider one, at the narrower dtype's tolerance (:data:`FLOAT_TOLERANCE`:
-  float16 1e-3, bfloat16 1.6e-2, torch's own).
-- A :class:`Probe` is an input chosen to separate a right implementation from a lucky one (a row
-  [0, 200], an empty mask row, a float32 overflow point), named in the hint when it catches a
-  mistake; with ``loss=`` it also checks the gradients of a backward pass.
-
-Every verdict goes through one function, :func:`report`. Inside ``with grading():`` (nbgrader's test
-cells) a checker that would print "not yet ..." or "not attempted yet" raises
-``AssertionError(<that same line>)`` instead, and a correct answer passes silently::
+Inside ``with grading():`` (nbgrader's test cells) a checker that would print "not yet ..." or "not attempted
+yet" raises ``AssertionError(<that same line>)`` instead, and a correct answer passes silently::
 
     from attnlib.exercises import grading
     with grading():
@@ -49,6 +27,7 @@ import inspect
 import math
 import numbers
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -790,33 +769,80 @@ def exercises_of(module: Any) -> dict[str, Exercise]:
     return {name: value for name, value in vars(module).items() if isinstance(value, Exercise)}
 
 
-# ----------------------------------------------------------------------------- the older calls, kept
+# ----------------------------------------------------------------------------- shared by the tables
 
 
-def check_value(
-    name: str, answer: Any, expected: Any, mistakes: Sequence[Mistake] = (), *,
-    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, decimals: int | None = None,
-) -> None:
-    """Judge a value in one call: ``Exercise(name, expected=expected, mistakes=mistakes, ...)(answer)``."""
-    Exercise(name, correct=correct, expected=lambda: expected, mistakes=tuple(mistakes), atol=atol, rtol=rtol,
-             decimals=decimals)(answer)
+def variant(function: Callable[..., Any], **keywords: Any) -> Callable[..., Any]:
+    """``function`` with ``keywords`` fixed: a reference whose keyword switches on one classic mistake."""
+    return lambda *args: function(*args, **keywords)
 
 
-def check_function(
-    name: str, function: Any, inputs: Sequence[tuple | Probe], reference: Callable[..., Any],
-    mistakes: Sequence[Mistake] = (), *, diagnose: Callable[[Any, Any, tuple], str | None] | None = None,
-    on_error: Callable[[Exception, tuple], str | None] | None = None,
-    correct: str = "", atol: float = 1e-5, rtol: float = 1e-4, reference_in_float64: bool = True,
-) -> None:
-    """Judge a function in one call: ``Exercise(name, reference=reference, probes=inputs, ...)(function)``.
+def near(value: float, *, tol: float | None = None, rel: float = 0.01) -> Callable[[Any], bool]:
+    """A predicate: the answer is a number within ``tol`` of ``value`` (by default within ``rel`` of it)."""
+    bound = tol if tol is not None else rel * abs(value)
+    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= bound
 
-    ``on_error(err, args)`` names the mistake behind an exception (None when it does not recognise it).
-    """
-    if on_error is not None:
-        named = Mistake(on_error, raises=Exception, when=lambda err, args: on_error(err, args) is not None)
-        mistakes = [*mistakes, named]
-    Exercise(name, correct=correct, reference=reference, probes=tuple(inputs), mistakes=tuple(mistakes),
-             diagnose=diagnose, atol=atol, rtol=rtol, reference_in_float64=reference_in_float64)(function)
+
+def direction(low: str, high: str) -> Callable[[Any, Any, tuple], str | None]:
+    """A diagnosis saying whether a predicted number is too low or too high (``{got}`` quotes it), never by how much."""
+    def diagnose(got: Any, expected: Any, args: tuple) -> str | None:
+        if not isinstance(got, (int, float)) or not math.isfinite(got):
+            return None
+        return (low if got < expected else high).replace("{got}", f"{got:.4g}")
+    return diagnose
+
+
+def row_sums(weights: torch.Tensor, count: int = 3) -> str:
+    """The first ``count`` row sums of ``weights``, for a hint ("1.00, 0.50, 2.00, ...")."""
+    sums = weights.detach().real.double().sum(dim=-1).flatten().tolist()
+    return ", ".join(f"{s:.2f}" for s in sums[:count]) + (", ..." if len(sums) > count else "")
+
+
+class Refused(RuntimeError):
+    """Raised by a watched probe tensor (:func:`watched`) when the learner's function does what its exercise forbids."""
+
+
+READY_MADE = "a ready-made attention function"
+
+
+def _inside_attnlib() -> bool:
+    """True when a torch function is called from attnlib's own attention code."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__") in ("attnlib.flash", "attnlib.attention"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Watched(torch.Tensor):
+    """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to ``forbid``."""
+
+    @staticmethod
+    def forbid(t: torch.Tensor) -> str:
+        return ""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _inside_attnlib():
+            raise Refused(READY_MADE)
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor) and (why := cls.forbid(t)):
+                raise Refused(why)
+        return out
+
+
+def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None = None) -> tuple:
+    """Probe tensors that raise :class:`Refused` inside a ready-made attention (torch's SDPA, attnlib's) and on
+    any result ``forbid(result)`` names (a non-empty reason); every other operation works as usual."""
+    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid)}) if forbid else _Watched
+    return tuple(t.as_subclass(kind) for t in tensors)
+
+
+def plain(*tensors: torch.Tensor) -> tuple:
+    """Watched tensors as ordinary ones (for a reference that may use anything)."""
+    return tuple(t.as_subclass(torch.Tensor) for t in tensors)
 
 
 # ----------------------------------------------------------------------------- running the learner's code
@@ -920,7 +946,8 @@ def _inputs_text(args: tuple) -> str:
 
 
 __all__ = [
-    "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "Exercise", "Mistake", "Probe", "Verdict", "as_number", "check_function",
-    "check_value", "decimals_tolerance", "describe", "exercises_of", "first_difference", "grading", "narrower",
-    "number_in_string", "read_value", "report", "same", "shape_of", "shown", "tolerance",
+    "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "READY_MADE", "Exercise", "Mistake", "Probe", "Refused", "Verdict",
+    "as_number", "decimals_tolerance", "describe", "direction", "exercises_of", "first_difference", "grading",
+    "narrower", "near", "number_in_string", "plain", "read_value", "report", "row_sums", "same", "shape_of",
+    "shown", "tolerance", "variant", "watched",
 ]
