@@ -71,25 +71,16 @@ def _verdict_error(line: str) -> AssertionError:
 def report(name: str, verdict: str, text: str = "") -> None:
     """Say a checker's verdict in one line: print it, or in grading mode raise it unless it is correct.
 
-    Args:
-        name: the exercise, as the notebook titles it (``"Exercise 2"``).
-        verdict: ``"correct"``, ``"not yet"`` or ``"not attempted"``.
-        text: what follows: the sentence after "correct.", the hint after "not yet.", or a remark
-            after "not attempted yet" (e.g. "(your function returns None: ...)").
-
-    Raises:
-        AssertionError: in grading mode, when the verdict is not "correct" (its message is the line).
-        ValueError: for an unknown verdict (a bug in a checker, never the learner's answer).
+    ``name`` is the exercise as the notebook titles it ("Exercise 2"); ``verdict`` is "correct", "not yet" or
+    "not attempted"; ``text`` follows it (the sentence after "correct.", the hint after "not yet."). Raises
+    AssertionError (the line) in grading mode unless correct, and ValueError for an unknown verdict (a bug in a
+    checker, never the learner's answer).
     """
     text = re.sub(r"\s*\n\s*", " ", text).strip()  # one line, whatever a repr inside the hint spans
-    if verdict == "correct":
-        line = f"{name}: correct." + (f" {text}" if text else "")
-    elif verdict == "not yet":
-        line = f"{name}: not yet." + (f" {text}" if text else "")
-    elif verdict == "not attempted":
-        line = f"{name}: {NOT_ATTEMPTED}" + (f" {text}" if text else "")
-    else:
+    heads = {"correct": "correct.", "not yet": "not yet.", "not attempted": NOT_ATTEMPTED}
+    if verdict not in heads:
         raise ValueError(f"verdict must be 'correct', 'not yet' or 'not attempted', got {verdict!r}")
+    line = f"{name}: {heads[verdict]}" + (f" {text}" if text else "")
     if _GRADING.get():
         if verdict != "correct":
             raise _verdict_error(line)
@@ -108,11 +99,7 @@ def _scalar(x: Any) -> Any:
     """A Python number or bool for anything that holds one number (NumPy scalar, 0-d tensor, Fraction); else x."""
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
-    if isinstance(x, torch.Tensor) and x.dim() == 0:
-        return x.item()
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        return x.item()
-    if isinstance(x, np.generic):
+    if isinstance(x, (torch.Tensor, np.ndarray)) and x.ndim == 0 or isinstance(x, np.generic):
         return x.item()
     if isinstance(x, numbers.Integral):
         return int(x)
@@ -643,20 +630,8 @@ class Exercise:
                            or f"The checker cannot read {describe(answer)} as an answer to this exercise.")
         if same(got, expected, atol=atol, rtol=rtol, equal_nan=self.equal_nan):
             return Verdict("correct", self.correct)
-        for mistake in self.table():
-            if mistake.raises is not None:
-                continue
-            try:
-                if mistake.when is not None:
-                    hit = _call(mistake.when, got, ())
-                else:
-                    wrong = mistake.answer() if callable(mistake.answer) else mistake.answer
-                    hit = same(got, wrong, atol=atol, rtol=rtol, equal_nan=True)
-                if hit:
-                    return Verdict("not yet", mistake.text(got), mistake)
-            except Exception:  # a predicate that cannot read this answer does not match it
-                continue
-        return Verdict("not yet", _safely(self.diagnose, got, expected, ()) or _not_the_value(got, expected))
+        return self._matching(got, (), self.table(), None, atol, rtol) or Verdict(
+            "not yet", _safely(self.diagnose, got, expected, ()) or _not_the_value(got, expected))
 
     # -- a function or a property -----------------------------------------------------------------
 
@@ -684,7 +659,7 @@ class Exercise:
                                           f"{_dtype_name(dtype)} inputs: keep the inputs' dtype (or a wider one), "
                                           "so that no precision is lost.")
             if self.reference is None:  # a property exercise: right unless a property fails
-                verdict = self._matching(got, args, mistakes, dtype)
+                verdict = self._matching(got, args, mistakes, dtype, self.atol, self.rtol)
                 if verdict is not None:
                     return verdict
                 continue
@@ -697,7 +672,7 @@ class Exercise:
                         function, self.reference, probe, where, atol=self.atol, rtol=self.rtol, dtype=dtype)):
                     return Verdict("not yet", hint)
                 continue
-            verdict = self._matching(got, args, mistakes, dtype)
+            verdict = self._matching(got, args, mistakes, dtype, self.atol, self.rtol)
             if verdict is not None:
                 return verdict
             hint = (probe.hint if not callable(probe.hint) else _safely(probe.hint, got, expected, args)) \
@@ -708,7 +683,9 @@ class Exercise:
             return Verdict("not yet", hint)
         return Verdict("correct", self.correct)
 
-    def _matching(self, got: Any, args: tuple, mistakes: list[Mistake], dtype: torch.dtype | None) -> Verdict | None:
+    def _matching(self, got: Any, args: tuple, mistakes: list[Mistake], dtype: torch.dtype | None, atol: float,
+                  rtol: float) -> Verdict | None:
+        """The first mistake that recognises ``got`` (a value, or the output on the probe ``args``), else None."""
         for mistake in mistakes:
             if mistake.raises is not None:
                 continue
@@ -716,8 +693,9 @@ class Exercise:
                 if mistake.when is not None:
                     hit = _call(mistake.when, got, args)
                 else:
-                    wrong = _quietly(mistake.answer, *_fresh(args))
-                    hit = same(got, wrong, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=True)
+                    wrong = _quietly(mistake.answer, *_fresh(args)) if self.is_function else (
+                        mistake.answer() if callable(mistake.answer) else mistake.answer)
+                    hit = same(got, wrong, atol=atol, rtol=rtol, dtype=dtype, equal_nan=True)
                 if hit:
                     return Verdict("not yet", mistake.text(got, args), mistake)
             except Exception:  # a wrong implementation or predicate that cannot take this probe does not match
