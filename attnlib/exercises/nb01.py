@@ -1,12 +1,6 @@
 """Exercises of notebook 01 (Q, K and V: what goes in, and what comes out), declared as data.
 
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: keys and queries swapped, d_k left in the scores, softmax
-over the queries, the output taking d_k instead of Ev, a projection stored the way ``nn.Linear`` stores
-its weight, scaling by the wrong width, ``key.T`` on batched inputs, (weights, output) in the wrong order,
-and cross-attention fed from the wrong sequence. An attention function answers with the pair (output,
-weights): a predicate gets it as ``got``.
-"""
+An attention function answers with the pair (output, weights): a predicate gets it as ``got``."""
 
 from __future__ import annotations
 
@@ -15,7 +9,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from . import Exercise, Mistake, Probe, shape_of
+from ..attention import scaled_dot_product_attention
+from . import READY_MADE, Exercise, Mistake, Probe, Refused, row_sums, shape_of, variant
 
 __all__ = ["attention", "check_attention", "check_cross_attention", "check_projection_shapes", "check_shapes",
            "cross_attention"]
@@ -72,12 +67,10 @@ check_projection_shapes = _shapes(
         ("W_v_shape", (6, 7), "multiplies the decoder: the values come from the encoder, like the keys."),
         ("W_q_shape", (6, 7), "makes queries of width Ev: queries are dot-multiplied with keys, so both are d_k wide."),
         ("W_k_shape", (2, 7), "makes keys of width Ev: keys are dot-multiplied with queries, so both are d_k wide."),
-        ("W_v_shape", (2, 5), "makes values of width d_k: the values never meet the queries, and here they are Ev "
-                              "wide."),
-        Mistake("One of your matrices has a sequence's length (4 or 3) among its sizes: a W multiplies each token's "
-                "vector, so its sizes are widths, and one W serves sequences of any length.",
-                when=lambda got: any(n in (4, 3) for shape in got.values() for n in shape),
-                example={**PROJECTIONS, "W_q_shape": (4, 5)}),
+        ("W_v_shape", (2, 5), "makes values of width d_k: the values never meet the queries; here they are Ev wide."),
+        Mistake("A sequence's length (4 or 3) is among your sizes: a W multiplies each token's vector, so its sizes "
+                "are widths, and one W serves sequences of any length.", example={**PROJECTIONS, "W_q_shape": (4, 5)},
+                when=lambda got: any(n in (4, 3) for shape in got.values() for n in shape)),
     ])
 
 
@@ -96,11 +89,11 @@ def cross_attention(decoder, encoder, W_q, W_k, W_v):
     return attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)
 
 
-def _from(sources: str):
+def _from(sources: str, **keywords):
     """A wrong cross-attention taking the queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
     def wrong(d, e, W_q, W_k, W_v):
         q, k, v = ({"d": d, "e": e}[s] for s in sources)
-        return attention(q @ W_q, k @ W_k, v @ W_v)
+        return attention(q @ W_q, k @ W_k, v @ W_v, **keywords)
     return wrong
 
 
@@ -122,8 +115,8 @@ def _cross_probes() -> list[Probe]:
 def _pair_mistakes(run) -> list[Mistake]:
     """The two ways to return other than the pair (output, weights); ``run`` is the reference."""
     return [Mistake(lambda got: f"Your function returns one tensor, of shape {tuple(got.shape)}: return the pair "
-                    "(output, weights), so that the weights can be plotted.", when=lambda got: isinstance(
-                        got, torch.Tensor), example=lambda *a: run(*a)[0]),
+                    "(output, weights), so that the weights can be plotted.",
+                    when=lambda got: isinstance(got, torch.Tensor), example=lambda *a: run(*a)[0]),
             Mistake("You return (weights, output): return them in the order (output, weights), as attnlib does.",
                     answer=lambda *a: run(*a)[::-1])]
 
@@ -134,8 +127,7 @@ check_cross_attention = Exercise(
     mistakes=[
         *_pair_mistakes(cross_attention),
         *[Mistake(hint, answer=_from(sources)) for sources, hint in [
-            ("ddd", "Your keys and values come from the decoder, as in self-attention: in cross-attention the "
-                    "encoder answers."),
+            ("ddd", "Your keys and values come from the decoder, as in self-attention: here the encoder answers."),
             ("eee", "Your queries come from the encoder: in cross-attention the decoder asks."),
             ("edd", "The roles are swapped: the decoder asks (queries), the encoder answers (keys and values)."),
             ("ded", "Your values come from the decoder: each key hands over its own value, from the encoder."),
@@ -145,7 +137,7 @@ check_cross_attention = Exercise(
                 when=lambda got, args: got[0].shape[-1] == args[1].shape[-1] != args[4].shape[-1],
                 example=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e)),
         Mistake("Your scores were not scaled: divide them by the square root of d_k before the softmax.",
-                answer=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e @ W_v, scale=1.0)),
+                answer=_from("dee", scale=1.0)),
         Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {len(args[0])} decoder tokens of "
                 f"width {args[0].shape[-1]} and {len(args[1])} encoder tokens of width {args[1].shape[-1]}: W_q "
                 "multiplies the decoder, W_k and W_v the encoder.", raises=RuntimeError,
@@ -157,19 +149,15 @@ check_cross_attention = Exercise(
 # --- Exercise 4: attention as a function of any leading axes, written without a ready-made one ---------------
 
 
-class ReadyMade(RuntimeError):
-    """Raised when a probe's tensor enters attnlib's attention: this exercise asks for the steps themselves."""
-
-
 class _Own(torch.Tensor):
-    """A probe's tensor that refuses to pass through attnlib.attention (every other operation works as usual)."""
+    """A probe's tensor that refuses attnlib.attention only: unlike ``watched``, it lets torch's own SDPA through."""
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         frame = sys._getframe(1)
         while frame is not None:
             if frame.f_globals.get("__name__") == "attnlib.attention":
-                raise ReadyMade("a ready-made attention function")
+                raise Refused(READY_MADE)
             frame = frame.f_back
         return super().__torch_function__(func, types, args, kwargs or {})
 
@@ -177,11 +165,6 @@ class _Own(torch.Tensor):
 def _scaled(scale):
     """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
     return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
-
-
-def _row_sums(got) -> str:
-    sums = got[1].detach().double().sum(dim=-1).flatten().tolist()
-    return ", ".join(f"{s:.2f}" for s in sums[:4]) + (", ..." if len(sums) > 4 else "")
 
 
 def _scale_of(got, args) -> float | None:
@@ -197,19 +180,11 @@ def _scale_of(got, args) -> float | None:
 
 def _attention_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(4)
-
-    def draw(*shape):
-        return torch.randn(*shape, generator=g).as_subclass(_Own)
-
-    return [Probe((draw(3, 4), draw(5, 4), draw(5, 6)), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
-            Probe((draw(2, 4, 8), draw(2, 6, 8), draw(2, 6, 5)), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
-            Probe((draw(2, 3, 2, 6), draw(2, 3, 7, 6), draw(2, 3, 7, 3)), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
-            Probe((draw(3, 1, 5, 16), draw(3, 1, 4, 16), draw(3, 1, 4, 9)), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]
-
-
-def _library(q, k, v):
-    from ..attention import scaled_dot_product_attention  # imported here: attnlib imports this module's package
-    return scaled_dot_product_attention(q, k, v)
+    return [Probe(tuple(torch.randn(*s, generator=g).as_subclass(_Own) for s in shapes), label) for *shapes, label in [
+        ((3, 4), (5, 4), (5, 6), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
+        ((2, 4, 8), (2, 6, 8), (2, 6, 5), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
+        ((2, 3, 2, 6), (2, 3, 7, 6), (2, 3, 7, 3), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
+        ((3, 1, 5, 16), (3, 1, 4, 16), (3, 1, 4, 9), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]]
 
 
 check_attention = Exercise(
@@ -217,13 +192,13 @@ check_attention = Exercise(
     correct="Scores, softmax over the keys, weighted sum: on matrices and on (B, H, T, d_k) tensors alike.",
     mistakes=[
         Mistake("Your function calls attnlib's attention: this exercise is to write the three steps yourself, with "
-                "@, math.sqrt and F.softmax.", raises=ReadyMade, example=_library),
+                "@, math.sqrt and F.softmax.", raises=Refused, example=scaled_dot_product_attention),
         *_pair_mistakes(attention),
-        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)} and their columns to 1: softmax ran over the "
-                "queries. Each query needs its own distribution over the keys, the last axis.",
-                answer=lambda q, k, v: attention(q, k, v, dim=-2)),
-        Mistake(lambda got: f"Your weights' rows sum to {_row_sums(got)}, not 1: these are still scores. Softmax "
-                "over the keys turns them into weights.", answer=lambda q, k, v: attention(q, k, v, softmax=False)),
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
+                "over the queries. Each query needs its own distribution over the keys, the last axis.",
+                answer=variant(attention, dim=-2)),
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}, not 1: these are still scores. Softmax "
+                "over the keys turns them into weights.", answer=variant(attention, softmax=False)),
         *[Mistake(f"Your scores were {text}", answer=_scaled(scale)) for text, scale in [
             ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
             ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
@@ -233,9 +208,8 @@ check_attention = Exercise(
             ("divided by d_k itself: divide by its square root.", lambda q, k, v: 1 / q.shape[-1]),
             ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
         Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
-                f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not from a number "
-                "you typed.", when=lambda got, args: _scale_of(got, args) is not None,
-                example=_scaled(lambda q, k, v: 2 ** -0.5)),
+                f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not a typed number.",
+                when=lambda got, args: _scale_of(got, args) is not None, example=_scaled(lambda q, k, v: 2 ** -0.5)),
         Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
                 f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too. Swap only the last "
                 "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,

@@ -1,26 +1,15 @@
 """Exercises of notebook 02 (over which axis softmax normalises), declared as data.
 
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: softmax over the queries (or the batch, or the heads),
-a score of 0 read as a weight of 0, tau's limits swapped or a tie at the top ignored, the literal
-softmax that overflows, one maximum for the whole tensor, a reduction without ``keepdim=True``, a
-temperature that multiplies, or that is added (a constant softmax ignores), and a per-head temperature
-lined up with the wrong axis.
-"""
+book/teachers.md quotes Exercise 4's line for the naive softmax word for word."""
 
 from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, as_number, row_sums, variant
 
 __all__ = ["check_key1_column", "check_key_major_weights", "check_stable_softmax", "check_tau_limits",
            "check_temperature_softmax"]
-
-
-def _row_sums(got: torch.Tensor) -> str:
-    sums = got.detach().real.double().sum(dim=-1).flatten().tolist()
-    return ", ".join(f"{s:.2f}" for s in sums[:3]) + (", ..." if len(sums) > 3 else "")
 
 
 def _pair(got: tuple) -> str:
@@ -30,10 +19,6 @@ def _pair(got: tuple) -> str:
 def _sums_to_one(got: torch.Tensor, dim: int) -> bool:
     sums = got.detach().real.double().sum(dim=dim)
     return bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4))
-
-
-def _softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    return torch.softmax(x, dim=dim)
 
 
 # --- Exercise 1: key 1's column of softmax(scores_hand, dim=-2), scores_hand = [[2, 0, 0], [0, 0, 2]] ---------
@@ -49,11 +34,10 @@ check_key1_column = Exercise(
                 "the 3 keys. With dim=-2 each column is normalised over the 2 queries.", answer=(0.1065, 0.1065)),
         Mistake("A score of 0 does not give a weight of 0: e^0 = 1. Key 1's column holds two equal scores, and a "
                 "softmax over the column turns two equal scores into two equal weights.", answer=(0.0, 0.0)),
-        Mistake(lambda got: f"{_pair(got)} splits one unit over the 3 keys; dim=-2 normalises over the queries, and "
-                "there are 2.", answer=(1 / 3, 1 / 3)),
+        Mistake(lambda got: f"{_pair(got)} splits one unit over the 3 keys; dim=-2 normalises over the 2 queries.",
+                answer=(1 / 3, 1 / 3)),
         Mistake(lambda got: f"{_pair(got)} is another key's column: key 1 is the middle one (keys count from 0).",
-                when=lambda got: abs(max(got) - 0.8808) < 0.01 and abs(min(got) - 0.1192) < 0.01,
-                example=(0.88, 0.12)),
+                when=lambda got: abs(max(got) - 0.8808) < 0.01 and abs(min(got) - 0.1192) < 0.01, example=(0.88, 0.12)),
         Mistake(lambda got: f"Your column sums to {sum(got):.4g}: with dim=-2 every key's column sums to 1.",
                 when=lambda got: len(got) == 2 and abs(sum(got) - 1) > 0.02, example=(0.3, 0.4)),
     ])
@@ -81,18 +65,18 @@ _ALL_AXES = ("Your function is right on a matrix but not with a batch in front: 
 
 check_key_major_weights = Exercise(
     "Exercise 2", reference=key_major_weights, probes=_key_major_probes,
-    diagnose=lambda got, expected, args: f"Your weights' rows sum to {_row_sums(got)}: each row of the result is "
+    diagnose=lambda got, expected, args: f"Your weights' rows sum to {row_sums(got)}: each row of the result is "
                                          "one query, and its weights over the keys must sum to 1.",
     correct="The keys are the axis to normalise over, wherever they sit; the result is back in (..., Tq, Tk).",
     mistakes=[
         Mistake("Your softmax ran over the last axis, which here is the queries: each key's weights over the queries "
-                "sum to 1. Normalise over the keys' axis.", answer=lambda s: _softmax(s, -1).transpose(-2, -1)),
+                "sum to 1. Normalise over the keys' axis.", answer=lambda s: torch.softmax(s, -1).mT),
         Mistake("Your softmax ran over the last axis, which here is the queries, and the result is still key-major. "
-                "Normalise over the keys, and return one row per query.", answer=lambda s: _softmax(s, -1)),
+                "Normalise over the keys, and return one row per query.", answer=variant(torch.softmax, dim=-1)),
         Mistake("Your weights are normalised over the keys, but still laid out (..., Tk, Tq): return them as "
-                "(..., Tq, Tk), one row per query.", answer=lambda s: _softmax(s, -2)),
-        Mistake(_ALL_AXES, answer=lambda s: _softmax(s.T, -1)),
-        Mistake(_ALL_AXES, answer=lambda s: _softmax(s.transpose(0, 1), -1)),
+                "(..., Tq, Tk), one row per query.", answer=variant(torch.softmax, dim=-2)),
+        Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.T, -1)),
+        Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.transpose(0, 1), -1)),
     ])
 
 
@@ -101,41 +85,36 @@ check_key_major_weights = Exercise(
 TIED = torch.tensor([2.0, 2.0, 0.0])
 
 
-def _near(key: str, value: float):
-    return lambda got: abs(got[key] - value) < 0.02
+def _taus(small: float, large: float) -> dict:
+    return {"max_at_small_tau": small, "max_at_large_tau": large}
 
 
 check_tau_limits = Exercise(
     "Exercise 3", answers=("max_at_small_tau", "max_at_large_tau"), read=as_number, decimals=2,
-    expected={"max_at_small_tau": 0.5, "max_at_large_tau": torch.softmax(TIED / 100, -1).max().item()},
+    expected=_taus(0.5, torch.softmax(TIED / 100, -1).max().item()),
     correct="A tiny tau gives all the weight to the top score, shared by the keys that tie for it; a huge tau "
             "makes the row uniform. The order never changes.",
     diagnose=lambda got, expected, args: "Push the table of this section to its extremes: what does dividing "
                                          "[2, 2, 0] by 0.01, and by 100, do to the gaps between the scores?",
     mistakes=[
         Mistake("A weight lies between 0 and 1: the weights of a row are shares of one unit.",
-                when=lambda got: not all(0 <= v <= 1 for v in got.values()),
-                example={"max_at_small_tau": 1.5, "max_at_large_tau": 0.5}),
-        Mistake("You swapped them. A small tau divides the scores by a small number: the gaps between them grow, so "
-                "the top score takes all the weight. A large tau shrinks every score toward 0, and nearly equal "
-                "scores give nearly equal weights.",
-                when=lambda got: _near("max_at_small_tau", 1 / 3)(got) and got["max_at_large_tau"] >= 0.5,
-                example={"max_at_small_tau": 0.34, "max_at_large_tau": 0.5}),
+                when=lambda got: not all(0 <= v <= 1 for v in got.values()), example=_taus(1.5, 0.5)),
+        Mistake("You swapped them. A small tau stretches the gaps between the scores, so the top score takes all the "
+                "weight; a large tau shrinks every score toward 0, and nearly equal scores give nearly equal weights.",
+                when=lambda got: abs(got["max_at_small_tau"] - 1 / 3) < 0.02 and got["max_at_large_tau"] >= 0.5,
+                example=_taus(0.34, 0.5)),
         Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: the top score takes "
                 "everything, but two keys tie for it here, and equal scores get equal weights at any temperature.",
-                when=lambda got: got["max_at_small_tau"] > 0.52,
-                example={"max_at_small_tau": 1.0, "max_at_large_tau": 0.34}),
+                when=lambda got: got["max_at_small_tau"] > 0.52, example=_taus(1.0, 0.34)),
         Mistake(lambda got: f"At tau = 100 you wrote {got['max_at_large_tau']:.4g}: every score / 100 is close to 0, "
                 "and softmax turns equal scores into equal weights, not zero ones.",
-                when=lambda got: got["max_at_large_tau"] < 0.05,
-                example={"max_at_small_tau": 0.5, "max_at_large_tau": 0.0}),
+                when=lambda got: got["max_at_large_tau"] < 0.05, example=_taus(0.5, 0.0)),
         Mistake("At tau = 100 you kept the tie's split: dividing by 100 brings the third key's score, 0, close to the "
-                "other two as well, and all three scores become nearly equal.", when=_near("max_at_large_tau", 0.5),
-                example={"max_at_small_tau": 0.5, "max_at_large_tau": 0.5}),
+                "other two as well, and all three scores become nearly equal.",
+                when=lambda got: abs(got["max_at_large_tau"] - 0.5) < 0.02, example=_taus(0.5, 0.5)),
         Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: dividing by 0.01 stretches the "
                 "gaps between the scores a hundredfold, so the third key's share vanishes.",
-                when=lambda got: got["max_at_small_tau"] < 0.48,
-                example={"max_at_small_tau": 0.47, "max_at_large_tau": 0.34}),
+                when=lambda got: got["max_at_small_tau"] < 0.48, example=_taus(0.47, 0.34)),
     ])
 
 
@@ -145,9 +124,9 @@ BIG = torch.tensor([[1.0, 2.0, 3.0], [100.0, 101.0, 103.0], [-1000.0, -1001.0, -
 WIDE = ([[0.0, 200.0]], [[-1000.0, 0.0, 5.0]])  # rows where subtracting anything but the maximum overflows
 
 
-def _naive(x: torch.Tensor) -> torch.Tensor:
+def _naive(x: torch.Tensor, keepdim: bool = True) -> torch.Tensor:
     e = torch.exp(x)
-    return e / e.sum(dim=-1, keepdim=True)
+    return e / e.sum(dim=-1, keepdim=keepdim)
 
 
 def _nan_rows(got: torch.Tensor) -> str:
@@ -155,39 +134,31 @@ def _nan_rows(got: torch.Tensor) -> str:
     return f"{int((~rows.isfinite()).any(dim=-1).sum())} of your {rows.shape[0]} rows"
 
 
-def _finite(got) -> bool:
-    return bool(got.isfinite().all())
-
-
 check_stable_softmax = Exercise(
-    "Exercise 4", reference=_softmax,
+    "Exercise 4", reference=variant(torch.softmax, dim=-1),
     probes=lambda: [(BIG,), *(Probe((torch.tensor(w),), f"the row {w[0]}") for w in WIDE),
                     (5 * torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(3)),)],
     correct="Rows near 100 and -1000 come out finite and equal to torch.softmax.",
     mistakes=[
-        Mistake(lambda got, args: f"On the row {[round(v) for v in args[0][0].tolist()]} your weights are NaN, "
-                "though the rows near 100 and -1000 passed: your constant (the row's minimum, its mean or its first "
-                "score?) leaves an exponent far above 0 in a row that spreads wide, and exp(89) already overflows "
-                "float32. Which constant leaves no exponent above 0, in any row?",
-                when=lambda got, args: args[0].tolist() in WIDE and not _finite(got),
+        Mistake(lambda got, args: f"On the row {[round(v) for v in args[0][0].tolist()]} your weights are NaN, though "
+                "the rows near 100 and -1000 passed: your constant (the row's minimum, mean or first score?) leaves an "
+                "exponent far above 0 here; exp(89) already overflows float32. Which constant leaves none, in any row?",
+                when=lambda got, args: args[0].tolist() in WIDE and not bool(got.isfinite().all()),
                 example=lambda x: _naive(x - x.amin(dim=-1, keepdim=True))),
         Mistake(lambda got: f"{_nan_rows(got)} are NaN (the rows with scores near 100 and -1000): exp(100) overflows "
                 "float32 to inf and exp(-1000) underflows to 0, so the division is inf / inf or 0 / 0. Subtract each "
                 "row's maximum before exp: x - x.amax(dim=-1, keepdim=True).", answer=_naive),
-        Mistake(lambda got: f"{_nan_rows(got)} are NaN: you subtracted one maximum for the whole tensor, and a row "
-                "far below it still underflows to 0 / 0. Subtract each row's own maximum.",
-                answer=lambda x: _naive(x - x.max())),
-        Mistake("You subtracted the row maxima without keepdim=True: x.amax(dim=-1) has one number per row, which "
-                "broadcasts along the keys, so each column got another row's maximum.",
-                answer=lambda x: _naive(x - x.amax(dim=-1))),
+        Mistake(lambda got: f"{_nan_rows(got)} are NaN: you subtracted one maximum for the whole tensor, and a row far "
+                "below it underflows to 0 / 0. Subtract each row's own maximum.", answer=lambda x: _naive(x - x.max())),
+        Mistake("You subtracted the row maxima without keepdim=True: x.amax(dim=-1), one number per row, broadcasts "
+                "along the keys: each column got another row's maximum.", answer=lambda x: _naive(x - x.amax(dim=-1))),
         Mistake("You divided by the row sums without keepdim=True: they broadcast along the keys, so each column was "
-                "divided by another row's sum.",
-                answer=lambda x: (lambda e: e / e.sum(dim=-1))(torch.exp(x - x.amax(dim=-1, keepdim=True)))),
+                "divided by another row's sum.", answer=lambda x: _naive(x - x.amax(dim=-1, keepdim=True), False)),
         Mistake(lambda got: f"{_nan_rows(got)} contain NaN or inf: some exponent overflowed or a row underflowed to "
                 "0 / 0. Choose each row's own constant so that no exponent is above 0.",
-                when=lambda got: not _finite(got), example=lambda x: _naive(x - x.min())),
-        Mistake(lambda got: f"Your rows sum to {_row_sums(got)} and your columns to 1: the maximum, the exponentials "
-                "and the sum all run along the last axis, the keys.", example=lambda x: _softmax(x, -2),
+                when=lambda got: not bool(got.isfinite().all()), example=lambda x: _naive(x - x.min())),
+        Mistake(lambda got: f"Your rows sum to {row_sums(got)} and your columns to 1: the maximum, the exponentials "
+                "and the sum all run along the last axis, the keys.", example=variant(torch.softmax, dim=-2),
                 when=lambda got: _sums_to_one(got, -2) and not _sums_to_one(got, -1)),
     ])
 
@@ -202,20 +173,17 @@ def per_head(scores: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
 
 def _temperature_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(4)
-
-    def case(b, h, tq, tk):
-        return torch.randn(b, h, tq, tk, generator=g), torch.linspace(0.5, 4.0, h)
-
     # First B = H = Tq = Tk, where tau lined up with any axis runs, so that each such mistake is recognised.
-    return [Probe(case(3, 3, 3, 3), "(B, H, Tq, Tk) = (3, 3, 3, 3)"), Probe(case(2, 3, 4, 5), "(2, 3, 4, 5)"),
-            Probe(case(1, 4, 2, 4), "(1, 4, 2, 4)"), Probe(case(3, 5, 6, 2), "(3, 5, 6, 2)")]
+    shapes = [(3, 3, 3, 3), (2, 3, 4, 5), (1, 4, 2, 4), (3, 5, 6, 2)]
+    labels = ["(B, H, Tq, Tk) = (3, 3, 3, 3)", *map(str, shapes[1:])]
+    return [Probe((torch.randn(*shape, generator=g), torch.linspace(0.5, 4.0, shape[1])), label)
+            for shape, label in zip(shapes, labels)]
 
 
 def _divided_along(view: tuple, what: str) -> Mistake:
     return Mistake(f"Your tau divided the {what} instead of the heads: broadcasting lines axes up from the right, and "
                    "nothing complains when the sizes happen to agree. Give tau a shape that lines up with the heads, "
-                   "the second axis of (B, H, Tq, Tk).",
-                   answer=lambda s, t: torch.softmax(s / t.reshape(view), dim=-1))
+                   "the second axis of (B, H, Tq, Tk).", answer=lambda s, t: torch.softmax(s / t.reshape(view), dim=-1))
 
 
 check_temperature_softmax = Exercise(
@@ -236,8 +204,8 @@ check_temperature_softmax = Exercise(
         Mistake("You multiplied the scores by tau: a tau below 1 then flattens the weights and one above 1 sharpens "
                 "them, the opposite of a temperature. Divide.",
                 answer=lambda s, t: torch.softmax(s * t.reshape(-1, 1, 1), dim=-1)),
-        Mistake(lambda got: f"Your rows sum to {_row_sums(got)}: you divided the weights after the softmax. Divide "
+        Mistake(lambda got: f"Your rows sum to {row_sums(got)}: you divided the weights after the softmax. Divide "
                 "the scores before it.", answer=lambda s, t: torch.softmax(s, dim=-1) / t.reshape(-1, 1, 1)),
-        Mistake(lambda got: f"Your rows sum to {_row_sums(got)}: the softmax ran over another axis than the keys.",
+        Mistake(lambda got: f"Your rows sum to {row_sums(got)}: the softmax ran over another axis than the keys.",
                 answer=lambda s, t: torch.softmax(s / t.reshape(-1, 1, 1), dim=-2)),
     ])

@@ -1,13 +1,6 @@
 """Exercises of notebook 03 (why divide by sqrt(d_k)), declared as data.
 
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: a standard deviation for a variance, variances multiplied
-where they add (or added where they multiply), a law fitted to one width, a variance divided by c
-instead of c², the scale taken to fix the level as well as the growth, the reasons a row would stay
-flat (differences that do not grow, keys that average out) or turn one-hot (an overflow), scores
-divided by the wrong width (d_k, sqrt(E), a length) and weights returned where scores are asked.
-No hint states the expected value: a hint names the mistake, or says in which direction the answer is off.
-"""
+No hint states the expected value: a hint names the mistake, or says in which direction the answer is off."""
 
 from __future__ import annotations
 
@@ -17,19 +10,9 @@ from typing import Any
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, as_number, direction, variant
 
-__all__ = ["check_scaled_scores", "check_scaled_variance", "check_top_weight_prediction",
-           "check_variance_prediction"]
-
-
-def _direction(low: str, high: str):
-    """A diagnosis that says whether a predicted number is too low or too high, and why, without the value."""
-    def diagnose(got, expected, args):
-        if not isinstance(got, (int, float)) or not math.isfinite(got):
-            return None
-        return (low if got < expected else high).replace("{got}", f"{got:.4g}")
-    return diagnose
+__all__ = ["check_scaled_scores", "check_scaled_variance", "check_top_weight_prediction", "check_variance_prediction"]
 
 
 # --- Exercise 1: Var(q . k) over all 2**8 patterns of +-1 entries at d_k = 8 -------------------------
@@ -37,49 +20,42 @@ def _direction(low: str, high: str):
 check_variance_prediction = Exercise(
     "Exercise 1", expected=8, decimals=1, read=as_number,
     correct="Var(q · k) = d_k: the variances of the d_k independent products add up.",
-    mistakes=[
-        Mistake("{got} is sqrt(d_k), the standard deviation of q · k. The question asks for the variance, its "
-                "square.", answer=math.sqrt(8)),
-        Mistake("{got} = d_k²: the variances of independent terms add, they do not multiply.", answer=64),
-        Mistake("{got} is the variance of one product q_i k_i. The score adds d_k of them, and the variances of "
-                "independent terms add.", answer=1),
-        Mistake("{got} is the mean of q · k. The variance is the mean of its square.", answer=0),
-        Mistake("{got} = d_k²/2 fits d_k = 2, but a variance that grows as the square would need the products to "
-                "move together. They are independent, so their variances add.", answer=32),
-        Mistake("{got} = 2**8 is the number of patterns, not the variance of their scores.", answer=256),
-        Mistake("{got} is the variance of the number A of agreements. The score counts an agreement as +1 and a "
-                "disagreement as -1: it is 2A - d_k, and doubling a number multiplies its variance by 4.",
-                answer=2),
-    ],
-    diagnose=_direction("{got} is lower than the patterns give: each of the 8 products has variance 1.",
-                        "{got} is higher than the patterns give: each of the 8 products has variance 1."))
+    mistakes=[Mistake(hint, answer=answer) for answer, hint in [
+        (math.sqrt(8), "{got} is sqrt(d_k), the standard deviation of q · k. The variance asked for is its square."),
+        (64, "{got} = d_k²: the variances of independent terms add, they do not multiply."),
+        (1, "{got} is the variance of one product q_i k_i: the score adds d_k independent ones, whose variances add."),
+        (0, "{got} is the mean of q · k. The variance is the mean of its square."),
+        (32, "{got} = d_k²/2 fits d_k = 2, but a variance that grows as the square would need the products to "
+             "move together. They are independent, so their variances add."),
+        (256, "{got} = 2**8 is the number of patterns, not the variance of their scores."),
+        (2, "{got} is the variance of the number A of agreements. The score counts an agreement as +1 and a "
+            "disagreement as -1: it is 2A - d_k, and doubling a number multiplies its variance by 4."),
+    ]],
+    diagnose=direction("{got} is lower than the patterns give: each of the 8 products has variance 1.",
+                       "{got} is higher than the patterns give: each of the 8 products has variance 1."))
 
 
 # --- Exercise 2: Var(q . k / sqrt(64)) when Var(q_i) = 4 and Var(k_i) = 1 ------------------------------
+
+_LAW = "Var(q_i k_i) = Var(q_i) · Var(k_i), 64 such terms add, and the scale divides the variance by (sqrt 64)²."
 
 check_scaled_variance = Exercise(
     "Exercise 2", expected=4.0, decimals=1, read=as_number,
     correct="Var(q_i k_i) = 4 · 1, 64 of them add up, and the scale divides by 64: it removes the growth "
             "with d_k, not the level.",
-    mistakes=[
-        Mistake("{got} is what entries of variance 1 give. The scale removes the growth with d_k, not the level "
-                "the scores start from: work out Var(q_i k_i) for these entries first.", answer=1),
-        Mistake("{got} is the variance of q · k before the scale. Dividing the scores by sqrt(64) divides their "
-                "variance by the square of that.", answer=256),
-        Mistake("{got} is a standard deviation. The question asks for the variance, its square.", answer=2),
-        Mistake("{got} divides the variance by sqrt(d_k). Dividing a number by c divides its variance by c².",
-                answer=32),
-        Mistake("{got} divides by d_k once too often: the 64 products add up first, then the scale divides.",
-                answer=4 / 64),
-        Mistake("{got} adds the two variances. For a product of independent mean-0 entries they multiply: "
-                "Var(q_i k_i) = Var(q_i) · Var(k_i).", answer=5),
-        Mistake("{got} squares the query's variance. Var(q_i k_i) = Var(q_i) · Var(k_i), and Var(q_i) is "
-                "given, not its standard deviation.", answer=16),
-    ],
-    diagnose=_direction("{got} is too low: Var(q_i k_i) = Var(q_i) · Var(k_i), 64 such terms add, and the scale "
-                        "divides the variance by (sqrt 64)².",
-                        "{got} is too high: Var(q_i k_i) = Var(q_i) · Var(k_i), 64 such terms add, and the "
-                        "scale divides the variance by (sqrt 64)²."))
+    mistakes=[Mistake(hint, answer=answer) for answer, hint in [
+        (1, "{got} is what entries of variance 1 give. The scale removes the growth with d_k, not the level the "
+            "scores start from: work out Var(q_i k_i) for these entries first."),
+        (256, "{got} is Var(q · k) unscaled: dividing scores by sqrt(64) divides their variance by its square."),
+        (2, "{got} is a standard deviation. The question asks for the variance, its square."),
+        (32, "{got} divides the variance by sqrt(d_k). Dividing a number by c divides its variance by c²."),
+        (4 / 64, "{got} divides by d_k once too often: the 64 products add up first, then the scale divides."),
+        (5, "{got} adds the two variances. For a product of independent mean-0 entries they multiply: "
+            "Var(q_i k_i) = Var(q_i) · Var(k_i)."),
+        (16, "{got} squares the query's variance. Var(q_i k_i) = Var(q_i) · Var(k_i), and Var(q_i) is given, "
+             "not its standard deviation."),
+    ]],
+    diagnose=direction("{got} is too low: " + _LAW, "{got} is too high: " + _LAW))
 
 
 # --- Exercise 3: above or below 0.9, the mean largest weight of an unscaled row at d_k = 1024, and why ------
@@ -108,35 +84,26 @@ check_top_weight_prediction = Exercise(
         Mistake("Reason d: nothing overflows. Softmax subtracts the row's largest score first (notebook 02), and "
                 "exp(32) fits even in float32: no weight is rounded.",
                 when=lambda got: got["my_reason"] == "d", example={"my_side": "above", "my_reason": "d"}),
-        Mistake("Your reason is right; follow it to the end. Gaps of tens of units, and softmax near certain at a "
-                "gap of a few: what does that make of a row's largest weight?",
-                answer={"my_side": "below", "my_reason": "b"}),
+        Mistake("Your reason is right; follow it through. Gaps of tens of units, and softmax near certain at a gap of "
+                "a few: what does that make of a row's largest weight?", answer={"my_side": "below", "my_reason": "b"}),
     ])
 
 
 # --- Exercise 4: scaled_scores(q, k) for any number of leading axes ---------------------------------------
 
 
-def scaled_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """(..., Tq, d_k), (..., Tk, d_k) -> (..., Tq, Tk): the reference."""
-    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-
-
-def _divided(divisor):
-    """Scores divided by ``divisor(q, k)`` instead of sqrt(d_k): one wrong implementation per divisor."""
-    return lambda q, k: q @ k.transpose(-2, -1) / divisor(q, k)
+def scaled_scores(q: torch.Tensor, k: torch.Tensor, *, divisor=None) -> torch.Tensor:
+    """(..., Tq, d_k), (..., Tk, d_k) -> (..., Tq, Tk); ``divisor(q, k)`` instead of sqrt(d_k) makes one mistake."""
+    return q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if divisor is None else divisor(q, k))
 
 
 def _qk_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(6)
-
-    def pair(*shapes):
-        return tuple(torch.randn(*s, generator=g) for s in shapes)
-
-    return [Probe(pair((4, 9), (6, 9)), "q (4, 9), k (6, 9)"),
-            Probe(pair((3, 2, 4, 16), (3, 2, 5, 16)), "per-head q (B, H, Tq, Dh) = (3, 2, 4, 16), 5 keys"),
-            Probe(pair((2, 4, 3, 4), (2, 4, 7, 4)), "per-head q (B, H, Tq, Dh) = (2, 4, 3, 4), 7 keys"),
-            Probe(pair((5, 2, 25), (5, 3, 25)), "q (B, Tq, d_k) = (5, 2, 25), 3 keys")]
+    return [Probe(tuple(torch.randn(*shape, generator=g) for shape in shapes), label) for *shapes, label in [
+        ((4, 9), (6, 9), "q (4, 9), k (6, 9)"),
+        ((3, 2, 4, 16), (3, 2, 5, 16), "per-head q (B, H, Tq, Dh) = (3, 2, 4, 16), 5 keys"),
+        ((2, 4, 3, 4), (2, 4, 7, 4), "per-head q (B, H, Tq, Dh) = (2, 4, 3, 4), 7 keys"),
+        ((5, 2, 25), (5, 3, 25), "q (B, Tq, d_k) = (5, 2, 25), 3 keys")]]
 
 
 def _which_divisor(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> str | None:
@@ -156,30 +123,25 @@ check_scaled_scores = Exercise(
     "Exercise 4", reference=scaled_scores, probes=_qk_probes, diagnose=_which_divisor,
     correct="Divided by the square root of the width the dot products run over: Dh, for one head's scores.",
     mistakes=[
-        Mistake("Your scores are not scaled: divide q @ k^T by the square root of d_k, q.shape[-1].",
-                answer=_divided(lambda q, k: 1.0)),
-        Mistake("Your scores are divided by d_k itself, not by its square root: that shrinks their variance to "
-                "1/d_k, a temperature that flattens the weights as d_k grows.",
-                answer=_divided(lambda q, k: q.shape[-1])),
-        Mistake("Your scores are multiplied by sqrt(d_k) instead of divided by it.",
-                answer=_divided(lambda q, k: q.shape[-1] ** -0.5)),
-        Mistake("Your per-head scores are divided by sqrt(E), the model's width H * Dh. Each head's queries and "
-                "keys are Dh wide, so its d_k is Dh, the last axis.",
-                answer=_divided(lambda q, k: math.sqrt(q.shape[-1] * (q.shape[1] if q.dim() == 4 else 1)))),
-        Mistake("Your scores are divided by sqrt(q.shape[1]): for per-head queries (B, H, Tq, Dh) that axis "
-                "counts the heads. The width is the last axis, q.shape[-1].",
-                answer=_divided(lambda q, k: math.sqrt(q.shape[1]))),
-        Mistake("Your scores are divided by the square root of the number of queries, q.shape[-2]. The width "
-                "the dot products run over is q.shape[-1].", answer=_divided(lambda q, k: math.sqrt(q.shape[-2]))),
-        Mistake("Your scores are divided by the square root of the number of keys, k.shape[-2]. The width the dot "
-                "products run over is q.shape[-1].", answer=_divided(lambda q, k: math.sqrt(k.shape[-2]))),
-        Mistake("Your rows sum to 1: you applied softmax. The exercise asks for the scaled scores, the numbers "
-                "before the softmax; return q @ k^T divided by the scale.",
-                when=lambda got: bool((got >= 0).all()) and torch.allclose(got.sum(-1), torch.ones(())),
-                example=lambda q, k: torch.softmax(scaled_scores(q, k), dim=-1)),
-        Mistake("Your scores have the shape (..., Tk, Tq), a row per key: the product is in the wrong order. Scores "
-                "have a row per query and a column per key: q @ k.transpose(-2, -1).",
-                answer=lambda q, k: scaled_scores(k, q)),
+        *[Mistake(f"Your {text}", answer=variant(scaled_scores, divisor=divisor)) for text, divisor in [
+            ("scores are not scaled: divide q @ k^T by the square root of d_k, q.shape[-1].", lambda q, k: 1.0),
+            ("scores are divided by d_k itself, not by its square root: that shrinks their variance to 1/d_k, a "
+             "temperature that flattens the weights as d_k grows.", lambda q, k: q.shape[-1]),
+            ("scores are multiplied by sqrt(d_k) instead of divided by it.", lambda q, k: q.shape[-1] ** -0.5),
+            ("per-head scores are divided by sqrt(E), the model's width H * Dh. Each head's queries and keys are "
+             "Dh wide, so its d_k is Dh, the last axis.",
+             lambda q, k: math.sqrt(q.shape[-1] * (q.shape[1] if q.dim() == 4 else 1))),
+            ("scores are divided by sqrt(q.shape[1]): for per-head queries (B, H, Tq, Dh) that axis counts the "
+             "heads. The width is the last axis, q.shape[-1].", lambda q, k: math.sqrt(q.shape[1])),
+            ("scores are divided by the square root of the number of queries, q.shape[-2]. The width the dot "
+             "products run over is q.shape[-1].", lambda q, k: math.sqrt(q.shape[-2])),
+            ("scores are divided by the square root of the number of keys, k.shape[-2]. The width the dot "
+             "products run over is q.shape[-1].", lambda q, k: math.sqrt(k.shape[-2]))]],
+        Mistake("Your rows sum to 1: you applied softmax. The exercise asks for the scores before the softmax: q @ k^T "
+                "divided by the scale.", example=lambda q, k: torch.softmax(scaled_scores(q, k), dim=-1),
+                when=lambda got: bool((got >= 0).all()) and torch.allclose(got.sum(-1), torch.ones(()))),
+        Mistake("Your scores are (..., Tk, Tq), a row per key: the product is in the wrong order. Scores have a row "
+                "per query and a column per key: q @ k.transpose(-2, -1).", answer=lambda q, k: scaled_scores(k, q)),
         Mistake("Your function raised on batched queries and keys: something in it takes matrices only (k.T "
                 "reverses every axis of a batched tensor, k.t() and torch.mm refuse them). Swap only the last "
                 "two axes, k.transpose(-2, -1), and multiply with @.", raises=(RuntimeError, ValueError),
