@@ -1,18 +1,11 @@
-"""Exercises of notebook 04 (padding and causal masks), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the classic masking mistakes: ``|`` instead of ``&``; the padding laid along the queries
-instead of the keys; a mask of the wrong polarity (True = blocked is ``nn.MultiheadAttention``'s, 1 = real
-token Hugging Face's); a (B, Tk) mask without its head and query axes, and a (B, 1, Tk) one that meets the
-heads; lengths read from a left-padded
-mask; and, for an empty row, NaN from -inf without a guard or uniform weights from a finite fill.
-"""
+"""Exercises of notebook 04 (padding and causal masks), declared as data: each ``check_*`` below is an
+:class:`~attnlib.exercises.Exercise` that the notebook's check cell calls."""
 
 from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe
+from . import Exercise, Mistake, Probe, variant
 
 __all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
@@ -30,13 +23,16 @@ def _as_01(answer):
         t = torch.as_tensor(answer.tolist() if hasattr(answer, "tolist") else answer)
     except Exception:
         return None
-    if t.dim() != 2 or t.dtype.is_complex or not bool(((t == 0) | (t == 1)).all()):
-        return None
-    return _rows(t)
+    ok = t.dim() == 2 and not t.dtype.is_complex and bool(((t == 0) | (t == 1)).all())
+    return _rows(t) if ok else None
 
 
 def _tril(t: int, diagonal: int = 0) -> torch.Tensor:
     return torch.ones(t, t, dtype=torch.bool).tril(diagonal)
+
+
+def _causal(attention_mask: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
+    return _tril(attention_mask.shape[-1], diagonal)  # (T, T) for a (B, T) attention_mask
 
 
 # --- Exercise 1: sequence 1 ("dogs bark" and two pads) of pad[:, None, :] & causal --------------------
@@ -61,14 +57,12 @@ check_sequence1_mask = Exercise(
     mistakes=[
         Mistake("You combined with |: your mask lets query t0 see t1, its future, and query t3 see the pads. With "
                 "True = may attend a key must pass both masks: &.", answer=_rows(_tril(4) | SEQ1_PAD)),
-        Mistake("Your queries t2 and t3 see key t2: that is the causal triangle alone, sequence 0's pattern. "
-                "Sequence 1 has two pads, so keys t2 and t3 are hidden from every query.",
-                answer=_rows(_tril(4))),
+        Mistake("Your queries t2 and t3 see key t2: the causal triangle alone, sequence 0's pattern. Sequence 1's "
+                "two pads, keys t2 and t3, are hidden from every query.", answer=_rows(_tril(4))),
         Mistake("Every row of yours is [1, 1, 0, 0]: the padding mask alone. The causal mask also hides the future: "
                 "query t0 may not see t1.", answer=_rows(SEQ1_PAD.expand(4, 4))),
-        Mistake("Your rows for t2 and t3 are empty: you hid the padded queries. The padding mask hides keys (the "
-                "columns), not queries: a padded query keeps its row, and the loss mask drops its output.",
-                answer=_rows(_tril(4) & SEQ1_PAD & SEQ1_PAD[:, None])),
+        Mistake("Your rows for t2 and t3 are empty: you hid the padded queries. Padding hides keys, not queries; "
+                "the loss mask drops a padded query's output.", answer=_rows(_tril(4) & SEQ1_PAD & SEQ1_PAD[:, None])),
         Mistake("Your matrix is the exact opposite: 1 where a query may NOT attend. That is nn.MultiheadAttention's "
                 "polarity (True = blocked); here 1 = may attend.", answer=_rows(~(_tril(4) & SEQ1_PAD))),
     ])
@@ -105,9 +99,8 @@ check_head_broadcast = Exercise(
                 "head 0?", answer=_heads([1, 1, 0, 0], [1, 1, 1, 1])),
         Mistake("Both your heads got sequence 1's padding: the mask has two different rows, and each reaches one "
                 "head.", answer=_heads([1, 1, 0, 0], [1, 1, 0, 0])),
-        Mistake("You wrote 1 where a key is hidden: here 1 = may attend (the mask passed to masked_fill is True at "
-                "the padding, and masked_fill writes -inf where it is True).",
-                answer=_heads([0, 0, 0, 0], [0, 0, 1, 1])),
+        Mistake("You wrote 1 where a key is hidden: here 1 = may attend (masked_fill writes -inf where its mask, "
+                "~pad, is True: at the padding).", answer=_heads([0, 0, 0, 0], [0, 0, 1, 1])),
         Mistake("Your rows look causal: there is no causal mask here, only the key mask, so every query of a head "
                 "sees the same keys.", when=lambda got: any(row[0] == 1 and sum(row) == 1 for row in got.values()),
                 example=_heads([1, 0, 0, 0], [1, 0, 0, 0])),
@@ -115,7 +108,6 @@ check_head_broadcast = Exercise(
 
 
 # --- Exercise 3: a decoder's mask (B, 1, T, T) from Hugging Face's attention_mask -------------------------
-
 
 def decoder(attention_mask: torch.Tensor, *, keys: bool = True, queries: bool = False, join: str = "&",
             diagonal: int = 0) -> torch.Tensor:
@@ -156,47 +148,43 @@ check_decoder_mask = Exercise(
                 when=lambda got: got.dtype != torch.bool, example=lambda am: decoder(am).int()),
         Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
                 example=lambda am: (am == 1)[:, None, None, :] & torch.ones(am.shape[-1], am.shape[-1]).tril()),
-        Mistake("Your (B, Tk) padding mask met the (Tq, Tk) causal mask without its head and query axes: broadcasting "
-                "lines shapes up from the right, so row b would be read as query b. It fails when B differs from T "
-                "and is silently wrong when they are equal: give it (B, 1, 1, Tk) first.", raises=RuntimeError,
-                match="size", example=lambda am: (am == 1) & _tril(am.shape[-1])),
-        Mistake("Your mask also hides the rows of padded queries, and right padding then leaves them with no key at "
-                "all. A padding mask hides keys (the columns) only, (B, 1, 1, Tk): a padded query keeps its row, "
-                "and the loss mask drops its output.", answer=lambda am: decoder(am, queries=True)),
+        Mistake("Your (B, Tk) mask met the (Tq, Tk) causal mask without its head and query axes: broadcasting "
+                "reads row b as query b, an error when B != T, silently wrong when B = T. Give it (B, 1, 1, Tk) first.",
+                raises=RuntimeError, match="size", example=lambda am: (am == 1) & _causal(am)),
+        Mistake("Your mask also hides the rows of padded queries (right padding leaves them no key). Padding hides "
+                "keys only, (B, 1, 1, Tk): a padded query keeps its row.", answer=variant(decoder, queries=True)),
         Mistake("Your padding runs along the queries: (B, 1, Tq, 1) hides rows, so a real query still attends to "
                 "the padded keys before it (left padding shows it). The padding mask must hide the keys, the "
-                "columns: (B, 1, 1, Tk).", answer=lambda am: decoder(am, keys=False, queries=True)),
-        Mistake("Your mask treats the first n positions as real (n = the number of 1s), which holds for right "
-                "padding only. A tokenizer may pad on the left: build the key mask from attention_mask itself.",
+                "columns: (B, 1, 1, Tk).", answer=variant(decoder, keys=False, queries=True)),
+        Mistake("Your mask treats the first n positions as real (n = the number of 1s): right padding only. A "
+                "tokenizer may pad on the left: build the key mask from attention_mask itself.",
                 answer=lambda am: decoder((torch.arange(am.shape[-1]) < am.sum(-1, keepdim=True)).long())),
         Mistake("You read 1 as blocked: in Hugging Face's attention_mask 1 marks a real token, one that may be "
                 "attended to, and 0 the padding.", answer=lambda am: decoder(1 - am)),
         Mistake("Your mask is True exactly where a query may NOT attend: that is nn.MultiheadAttention's polarity "
                 "(True = blocked). Here True = may attend.", answer=lambda am: ~decoder(am)),
         Mistake("You combined with |: a key passes when either mask allows it, so the future and the padding leak "
-                "in. It must pass both: &.", answer=lambda am: decoder(am, join="|")),
+                "in. It must pass both: &.", answer=variant(decoder, join="|")),
         Mistake("Your mask is (B, Tq, Tk): against (B, H, Tq, Tk) scores its B axis would line up with the heads. "
                 "Keep a singleton head axis: (B, 1, Tq, Tk).", answer=lambda am: decoder(am)[:, 0]),
         Mistake("Your mask is the causal triangle alone: & it with the key mask of the real tokens.",
                 when=lambda got, args: _fills(got, _tril(args[0].shape[-1]).expand(args[0].shape[0], 1, -1, -1)),
-                example=lambda am: _tril(am.shape[-1])),
+                example=_causal),
         Mistake("Your mask has the padding but no causal triangle: query 0 may see key 1, its future.",
                 when=lambda got, args: _fills(got, decoder(args[0], diagonal=args[0].shape[-1])),
                 example=lambda am: (am == 1)[:, None, None, :]),
         Mistake("Your triangle points the wrong way: query 0 sees the keys after it. Query i sees keys 0..i, on and "
-                "below the diagonal.", answer=lambda am: (am == 1)[:, None, None, :] & _tril(am.shape[-1]).T),
+                "below the diagonal.", answer=lambda am: (am == 1)[:, None, None, :] & _causal(am).T),
         Mistake("Your query i may not attend to itself: the diagonal belongs in the mask (key j <= query i).",
-                answer=lambda am: decoder(am, diagonal=-1)),
+                answer=variant(decoder, diagonal=-1)),
     ])
 
 
 # --- Exercise 4: the same decoder's two masks for nn.MultiheadAttention ----------------------------------
 
-
 def torch_masks(attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(key_padding_mask (B, Tk), attn_mask (Tq, Tk)), both bool, True = blocked."""
-    t = attention_mask.shape[-1]
-    return attention_mask == 0, ~_tril(t)
+    return attention_mask == 0, ~_tril(attention_mask.shape[-1])
 
 
 def _dtype_hint(got) -> str:
@@ -215,34 +203,29 @@ check_torch_masks = Exercise(
     correct="True marks the padding and the future: nn.MultiheadAttention hides exactly what our mask hides.",
     mistakes=[
         Mistake("Return two masks, (key_padding_mask, attn_mask): the module takes the padding and the causal part "
-                "as separate arguments.", when=lambda got: isinstance(got, torch.Tensor),
-                example=lambda am: ~decoder(am)),
+                "as two arguments.", when=lambda got: isinstance(got, torch.Tensor), example=lambda am: ~decoder(am)),
         Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
                 example=lambda am: (am == 0, ~torch.ones(am.shape[-1], am.shape[-1]).tril())),
         Mistake(_dtype_hint, when=lambda got: any(m.dtype != torch.bool for m in got),
-                example=lambda am: (1 - am, ~_tril(am.shape[-1]))),
+                example=lambda am: (1 - am, ~_causal(am))),
         Mistake("Your key_padding_mask must be (B, Tk): the module adds the head and query axes itself.",
                 when=lambda got, args: got[0].dim() != 2 and got[0].numel() == args[0].numel(),
-                example=lambda am: ((am == 0)[:, None, None, :], ~_tril(am.shape[-1]))),
+                example=lambda am: ((am == 0)[:, None, None, :], ~_causal(am))),
         Mistake("Both your masks are in attnlib's polarity (True = may attend). nn.MultiheadAttention reads True as "
-                "blocked: True must mark the padding and the future.",
-                answer=lambda am: (am == 1, _tril(am.shape[-1]))),
-        Mistake("Your key_padding_mask is right, but your attn_mask is True on and below the diagonal: the module "
-                "would block the past and let each query see its future. In its polarity True marks the future.",
-                answer=lambda am: (am == 0, _tril(am.shape[-1]))),
-        Mistake("Your attn_mask is right, but your key_padding_mask is True at the real tokens: the module would "
-                "hide them and attend to the padding. In its polarity True marks the padding.",
-                answer=lambda am: (am == 1, ~_tril(am.shape[-1]))),
+                "blocked: True must mark the padding and the future.", answer=lambda am: (am == 1, _causal(am))),
+        Mistake("Your key_padding_mask is right; your attn_mask is True on and below the diagonal, which blocks the "
+                "past and shows the future. True must mark the future.", answer=lambda am: (am == 0, _causal(am))),
+        Mistake("Your attn_mask is right; your key_padding_mask is True at the real tokens, which hides them and "
+                "shows the padding. True must mark the padding.", answer=lambda am: (am == 1, ~_causal(am))),
         Mistake("Your attn_mask blocks the diagonal too: a query may attend to itself (key j <= query i), and query "
-                "0 would be left with no key at all.", answer=lambda am: (am == 0, ~_tril(am.shape[-1], -1))),
-        Mistake("Your key_padding_mask blocks the last positions (from the number of 1s), which holds for right "
-                "padding only. A tokenizer may pad on the left: take the padding from attention_mask itself.",
-                answer=lambda am: (torch.arange(am.shape[-1]) >= am.sum(-1, keepdim=True), ~_tril(am.shape[-1]))),
+                "0 would be left with no key at all.", answer=lambda am: (am == 0, ~_causal(am, -1))),
+        Mistake("Your key_padding_mask blocks the last positions (from the number of 1s): right padding only. A "
+                "tokenizer may pad on the left: take the padding from attention_mask itself.",
+                answer=lambda am: (torch.arange(am.shape[-1]) >= am.sum(-1, keepdim=True), ~_causal(am))),
     ])
 
 
 # --- Exercise 5: a masked softmax that survives a query with no keys --------------------------------------
-
 
 def safe_softmax(scores: torch.Tensor, mask: torch.Tensor, *, fill: float = float("-inf"), guard: bool = True,
                  dim: int = -1) -> torch.Tensor:
@@ -259,11 +242,10 @@ def _loss_on_real_queries(weights, args) -> torch.Tensor:
     return (weights @ LOSS_VALUES.to(weights.dtype))[..., 2:, :].sum()
 
 
-NAN_GRADIENT = ("Your weights are right, but under the loss mask (a loss on the real queries 2 and 3 only) the "
-                "gradient of the scores is NaN in the rows of queries 0 and 1, which have no key. The mistake is the "
-                "additive -inf mask (scores + a tensor of 0 and -inf): the softmax of those rows is 0/0 = NaN, its "
-                "gradient too, and the addition passes it on to the scores, whatever repairs the weights afterwards. "
-                "Fill instead, with masked_fill: it sends no gradient to the masked scores.")
+NAN_GRADIENT = ("Your weights are right, but under the loss mask (a loss on the real queries 2 and 3) the scores' "
+                "gradient is NaN in the rows of queries 0 and 1, which have no key. The cause is the additive -inf "
+                "mask (scores + 0 or -inf): those rows' softmax is 0/0 = NaN, and the addition passes its NaN gradient "
+                "on, whatever fixes the weights later. Use masked_fill: it sends the masked scores no gradient.")
 
 
 def _softmax_probes():
@@ -280,24 +262,20 @@ check_safe_masked_softmax = Exercise(
     correct="Masked keys get exactly 0, a query with no key a zero row, and the gradient stays finite.",
     mistakes=[
         Mistake("Your rows for queries 0 and 1, which have no key they may attend to, are NaN: softmax of a row of "
-                f"-inf is 0/0. Keep the -inf fill, {ZERO_ROWS}.",
-                answer=lambda s, m: safe_softmax(s, m, guard=False)),
+                f"-inf is 0/0. Keep the -inf fill, {ZERO_ROWS}.", answer=variant(safe_softmax, guard=False)),
         Mistake("Your rows for the queries with no key put 1/Tk on every key, padding and future included: a finite "
                 f"fill such as -1e9 or finfo.min makes them uniform. Fill with float('-inf'), {ZERO_ROWS}.",
-                answer=lambda s, m: safe_softmax(s, m, fill=-1e9, guard=False)),
+                answer=variant(safe_softmax, fill=-1e9, guard=False)),
         Mistake("Your function fails on float16 scores: -1e9 does not fit in float16 (its largest value is 65504), "
                 f"so masked_fill refuses it. Fill with float('-inf'), which every float dtype holds, {ZERO_ROWS}.",
-                raises=RuntimeError,
-                when=lambda err, args: args[0].dtype == torch.float16,
-                example=lambda s, m: safe_softmax(s, m, fill=-1e9)),
-        Mistake("Your weights are 0 on the masked keys, but the rows do not sum to 1: you masked after the softmax, "
-                "so the allowed keys keep only their share of a softmax that counted the masked ones too. Mask the "
-                "scores before it, so that it renormalises over the allowed keys.",
-                answer=lambda s, m: torch.softmax(s, dim=-1) * m),
+                raises=RuntimeError, when=lambda err, args: args[0].dtype == torch.float16,
+                example=variant(safe_softmax, fill=-1e9)),
+        Mistake("You masked after the softmax, which counted the masked keys too: the rows do not sum to 1. Mask "
+                "the scores before it, so it renormalises.", answer=lambda s, m: torch.softmax(s, dim=-1) * m),
         Mistake("Your weights are non-zero where the mask is False: True means may attend, and masked_fill writes "
                 "where its own mask is True.", answer=lambda s, m: safe_softmax(s, ~m)),
         Mistake("Your rows with an allowed key do not sum to 1: the softmax must run over the keys, dim=-1.",
                 when=lambda got, args: got.is_floating_point() and bool((got.float().nan_to_num(0.0).sum(-1) - 1).abs()[
                     args[1].expand(args[0].shape).any(-1)].max() > 1e-2),
-                example=lambda s, m: safe_softmax(s, m, dim=-2)),
+                example=variant(safe_softmax, dim=-2)),
     ])

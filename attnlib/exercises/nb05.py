@@ -1,10 +1,5 @@
-"""Exercises of notebook 05 (multi-head attention: split, attend, merge), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: a split or merge without its transpose, ``view`` after
-``transpose``, heads read in the wrong order, scaling by sqrt(E) instead of sqrt(Dh), softmax over the
-queries, and parameter counts that leave out the biases or W^O or grow with H.
-"""
+"""Exercises of notebook 05 (multi-head attention: split, attend, merge), declared as data: each ``check_*``
+below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls."""
 
 from __future__ import annotations
 
@@ -12,15 +7,10 @@ import math
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, same, shape_of
+from . import Exercise, Mistake, Probe, as_number, near, same, shape_of, variant
 
 __all__ = ["check_head_scale", "check_merge_heads", "check_multi_head_attention", "check_parameter_count",
            "check_split_index"]
-
-
-def _near(value: float, rel: float = 0.01):
-    """A predicate: the answer is a number within ``rel`` of ``value`` (a prediction written to 2 decimals)."""
-    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= rel * abs(value)
 
 
 # --- Exercise 1: the parameters of a multi-head layer, E = 8, H = 4, with biases --------------------------
@@ -31,17 +21,15 @@ check_parameter_count = Exercise(
     "Exercise 1", expected=4 * E * E + 4 * E, read=as_number,
     correct="4 E^2 + 4 E, whatever the number of heads.",
     mistakes=[
-        Mistake("{got} counts the four (E, E) matrices but not their biases: four vectors of length E.",
-                answer=4 * E * E),
+        Mistake("{got} counts the four (E, E) matrices but not their biases (four of length E).", answer=4 * E * E),
         Mistake("{got} counts W_Q, W_K and W_V with their biases but leaves out the output projection W^O.",
                 answer=3 * (E * E + E)),
         Mistake("{got} multiplies by the number of heads. The H heads share the (E, E) matrices: head h owns Dh of "
                 "their E rows, so the count does not depend on H.", answer=H * (4 * E * E + 4 * E)),
         Mistake("{got} treats each head's matrices as (Dh, Dh). A head's projection reads all E features and "
                 "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
-        Mistake("{got} counts H full-width heads (each E -> E) and a W^O from H*E back to E, as StatQuest's "
-                "listing does. With Dh = E / H the heads together are one E -> E projection each.",
-                answer=3 * H * (E * E + E) + H * E * E + E),
+        Mistake("{got} counts H full-width heads (E -> E) and a W^O from H*E to E, as StatQuest's listing does. "
+                "With Dh = E / H each projection's heads make one E -> E.", answer=3 * H * (E * E + E) + H * E * E + E),
     ])
 
 
@@ -74,22 +62,20 @@ check_head_scale = Exercise(
     "Exercise 3", expected=8.0, decimals=2, read=as_number,
     correct="Each head divides by sqrt(Dh) = sqrt(512 / 8), not by sqrt(E) = 22.63.",
     mistakes=[
-        Mistake("{got} is sqrt(E), the scale of one head of full width. Each head's queries and keys are only "
-                "Dh = E / H wide: dividing by sqrt(E) makes every head's scores sqrt(H) times too small and its "
-                "weights too flat.", when=_near(math.sqrt(512)), example=22.63),
+        Mistake("{got} is sqrt(E), the scale of one head of full width. A head's queries and keys are only Dh = E / H "
+                "wide: sqrt(E) makes its scores sqrt(H) times too small.", when=near(math.sqrt(512)), example=22.63),
         Mistake("{got} is Dh itself: the scores are divided by the square root of the head's width.",
-                when=_near(64.0), example=64),
+                when=near(64.0), example=64),
         Mistake("{got} is E. The scores are divided by the square root of the head's width, not of the model's.",
-                when=_near(512.0), example=512),
+                when=near(512.0), example=512),
         Mistake("{got} is sqrt(H), the factor by which sqrt(E) overshoots. d_k is the head width Dh: take the "
-                "square root of that.", when=_near(math.sqrt(8)), example=2.83),
+                "square root of that.", when=near(math.sqrt(8)), example=2.83),
         Mistake("{got} is a factor the scores are multiplied by; the question asks for the divisor, sqrt(d_k).",
-                when=_near(1 / 8), example=0.125),
+                when=near(1 / 8), example=0.125),
     ])
 
 
 # --- Exercise 4: heads kept in the batch axis, (B*H, T, Dh) -> (B, T, E) ---------------------------------
-
 
 def _batched_heads(b: int, h: int, t: int, dh: int) -> torch.Tensor:
     """(B*H, T, Dh) heads, row b*H + h = head h of sequence b, each entry naming itself: 1000b + 100t + 10h + d."""
@@ -163,20 +149,17 @@ check_merge_heads = Exercise(
 
 # --- Exercise 5: multi-head attention from projected q, k, v ------------------------------------------------
 
-
 def _split(x: torch.Tensor, num_heads: int, transpose: bool = True) -> torch.Tensor:
     b, t, e = x.shape  # (B, T, E) -> (B, H, T, Dh); without the transpose, a straight reshape
     return x.reshape(b, t, num_heads, -1).transpose(1, 2) if transpose else x.reshape(b, num_heads, t, -1)
 
 
-def _merge(x: torch.Tensor) -> torch.Tensor:
-    b, h, t, dh = x.shape
-    return x.transpose(1, 2).reshape(b, t, h * dh)  # (B, H, T, Dh) -> (B, T, E)
+def _merge(x: torch.Tensor, transpose: bool = True) -> torch.Tensor:
+    b, h, t, dh = x.shape  # (B, H, T, Dh) -> (B, T, E); without the transpose, a straight reshape
+    return (x.transpose(1, 2) if transpose else x).reshape(b, t, h * dh)
 
 
-def _straight(x: torch.Tensor) -> torch.Tensor:
-    b, h, t, dh = x.shape
-    return x.reshape(b, t, h * dh)  # the merge without its transpose
+_straight = variant(_merge, transpose=False)
 
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_heads: int, *, split: bool = True,
@@ -205,29 +188,23 @@ check_multi_head_attention = Exercise(
     correct="Split, scale by 1/sqrt(Dh), softmax over the keys, weights @ v, merge: all heads in one batched call.",
     mistakes=[
         Mistake("Your heads are scaled by 1/sqrt(E) instead of 1/sqrt(Dh): d_k is the width of one head's queries, "
-                "the last axis after the split, not the width before it.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, width="E")),
+                "the last axis after the split, not the width before it.", answer=variant(attend, width="E")),
         Mistake("Your split reshapes (B, T, E) straight to (B, H, T, Dh): head h then holds consecutive chunks of "
                 "several tokens instead of its own Dh features of every token. Reshape to (B, T, H, Dh) first, "
-                "then move the head axis forward.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, split=False, merge=_straight)),
-        Mistake("Your split is right but the merge reshapes (B, H, T, Dh) straight to (B, T, E), so each output "
-                "row mixes tokens. Move the head axis back behind the tokens first.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, merge=_straight)),
-        Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose), so the heads hold the wrong "
-                "features. Reshape to (B, T, H, Dh) first, then move the head axis forward.",
-                answer=lambda q, k, v, h: attend(q, k, v, h, split=False)),
+                "then move the head axis forward.", answer=variant(attend, split=False, merge=_straight)),
+        Mistake("Your split is right but the merge reshapes (B, H, T, Dh) straight to (B, T, E), so each row mixes "
+                "tokens. Move the head axis back behind the tokens first.", answer=variant(attend, merge=_straight)),
+        Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose), so the heads hold the wrong features. "
+                "Reshape to (B, T, H, Dh), then move the head axis forward.", answer=variant(attend, split=False)),
         Mistake("Your heads are not scaled: each head's scores must be divided by sqrt(d_k), the width of one "
-                "head's queries.", answer=lambda q, k, v, h: attend(q, k, v, h, width="none")),
+                "head's queries.", answer=variant(attend, width="none")),
         Mistake("Your function ignores num_heads: it computes one head of width E. Split q, k and v into "
                 "num_heads heads, attend in every head, then merge.", answer=lambda q, k, v, h: attend(q, k, v, 1)),
         Mistake("Your softmax ran over the queries (dim=-2): each key's weights sum to 1 instead of each query's. "
-                "Softmax over the keys' axis of (B, H, Tq, Tk).",
-                answer=lambda q, k, v, h: attend(q, k, v, h, softmax_dim=-2)),
-        Mistake("Your function works for 3 heads of width 4 only: it fails when num_heads or the width changes. "
-                "Read H from num_heads and Dh from the input (E // num_heads), not from the notebook's "
-                "variables.", when=lambda got, args: args[3] != 3 or args[0].shape[-1] != 12,
-                example=lambda q, k, v, h: attend(q, k, v, 3)),
+                "Softmax over the keys' axis of (B, H, Tq, Tk).", answer=variant(attend, softmax_dim=-2)),
+        Mistake("Your function works for 3 heads of width 4 only. Read H from num_heads and Dh from the input "
+                "(E // num_heads), not from the notebook's variables.", example=lambda q, k, v, h: attend(q, k, v, 3),
+                when=lambda got, args: args[3] != 3 or args[0].shape[-1] != 12),
         Mistake("Your function raised on cross-attention, where the keys are longer than the queries: reshape k "
                 "and v with their own length, k.shape[1] (or -1), not the queries' Tq.",
                 raises=RuntimeError, when=lambda err, args: args[0].shape[1] != args[1].shape[1],

@@ -1,22 +1,17 @@
-"""Exercises of notebook 06 (additive attention), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-running example: 3 texts of one date ("Sat, 7 Feb 2026", "7.2.2026", "2026.02.07", padded to Tk = 15),
-Tq = 10 queries (the characters of "2026-02-07"), queries of width Dq = 2, keys of width Dk = 3, h = 2.
-The tables name the notebook's classic mistakes: queries and keys added elementwise instead of pair by
-pair, the new axes swapped, tanh in the wrong place, a mask that is missing, off by one, on the queries'
-axis or without its query axis, padding filled with 0, and additive weights expected to turn one-hot.
-"""
+"""Exercises of notebook 06 (additive attention), declared as data: each ``check_*`` below is an
+:class:`~attnlib.exercises.Exercise` that the notebook's check cell calls."""
 
 from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, shape_of
+from . import Exercise, Mistake, Probe, as_number, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
-B, TQ, TK, DQ, DK, H = 3, 10, 15, 2, 3, 2  # the running example's sizes
+# The running example: 3 texts of one date ("Sat, 7 Feb 2026", "7.2.2026", "2026.02.07", padded to Tk = 15),
+# Tq = 10 queries (the characters of "2026-02-07"), queries of width Dq = 2, keys of width Dk = 3, h = 2.
+B, TQ, TK, DQ, DK, H = 3, 10, 15, 2, 3, 2
 
 # --- Exercise 1: the shape of tanh(W_q q + W_k k) over every pair ------------------------------------------
 
@@ -34,13 +29,11 @@ check_features_shape = Exercise(
         Mistake("{got} puts the keys before the queries. A query's row holds its pairs with every key, so the "
                 "queries' axis comes first, as in the (B, Tq, Tk) scores.", answer=(B, TK, TQ, H)),
         Mistake("{got} ends with a width of the inputs. W_q and W_k project the query and the key to the same h "
-                "numbers, which are added, not concatenated: the last axis is h.",
-                when=lambda a: len(a) == 4 and tuple(a[:3]) == (B, TQ, TK) and a[3] in (DK, DQ + DK),
-                example=(B, TQ, TK, DK)),
+                "numbers, which are added, not concatenated: the last axis is h.", example=(B, TQ, TK, DK),
+                when=lambda a: len(a) == 4 and tuple(a[:3]) == (B, TQ, TK) and a[3] in (DK, DQ + DK)),
         Mistake("{got} stops at the shortest texts. The keys are padded to the longest text, and every padded "
-                "position is a key too (the mask comes later).",
-                when=lambda a: len(a) == 4 and tuple(a[:2]) == (B, TQ) and a[2] in (8, 10) and a[3] == H,
-                example=(B, TQ, 8, H)),
+                "position is a key too (the mask comes later).", example=(B, TQ, 8, H),
+                when=lambda a: len(a) == 4 and tuple(a[:2]) == (B, TQ) and a[2] in (8, 10) and a[3] == H),
         Mistake("{got} is one side only, the projected queries or keys (with or without an axis of size 1). The "
                 "two broadcast against each other: one h-vector for every (query, key) pair.", example=(B, TQ, 1, H),
                 when=lambda a: tuple(a) in ((B, TQ, H), (B, TK, H), (B, TQ, 1, H), (B, 1, TK, H))),
@@ -49,7 +42,6 @@ check_features_shape = Exercise(
 
 
 # --- Exercise 2: the scores of every pair, by broadcasting ---------------------------------------------------
-
 
 def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", reduce="w_v", new_axes=(2, 1)):
     """(B, Tq, Dq), (B, Tk, Dk), W_q (h, Dq), W_k (h, Dk), w_v (h,) -> (B, Tq, Tk); the keywords make a mistake."""
@@ -82,35 +74,30 @@ check_pair_scores = Exercise(
                 "and keys were added elementwise (query i with key i only, which runs only when Tq = Tk). Give each "
                 "side an axis for the other with unsqueeze.", when=lambda got: got.dim() == 2,
                 example=lambda q, k, W_q, W_k, w_v: torch.tanh(q @ W_q.T + k @ W_k.T) @ w_v),
-        Mistake("Your scores are the transpose of the right ones, keys down the rows: the queries get the new axis "
-                "after their own (unsqueeze(2)), the keys before theirs (unsqueeze(1)), so the result is (B, Tq, Tk).",
-                answer=lambda *a: pair_scores(*a, new_axes=(1, 2))),
+        Mistake("Your scores are transposed, keys down the rows: the queries take the new axis after their own "
+                "(unsqueeze(2)), the keys before theirs (unsqueeze(1)).", answer=variant(pair_scores, new_axes=(1, 2))),
         Mistake("tanh came after w_v, squashing each score on its own. The formula squashes the h hidden units "
-                "first and then weighs them: w_v . tanh(W_q q + W_k k).",
-                answer=lambda *a: pair_scores(*a, tanh_at="after")),
+                "first and then weighs them: w_v . tanh(W_q q + W_k k).", answer=variant(pair_scores, tanh_at="after")),
         Mistake("You applied tanh to each side on its own and added the results: the sum goes inside the tanh, so "
-                "that the query and the key meet before the squashing.",
-                answer=lambda *a: pair_scores(*a, tanh_at="sides")),
+                "that the query and the key meet before the squashing.", answer=variant(pair_scores, tanh_at="sides")),
         Mistake("You summed each pair's h hidden units: w_v weighs them, each with its own weight (a plain sum is "
-                "w_v full of ones).", answer=lambda *a: pair_scores(*a, reduce="sum")),
-        Mistake("No tanh: without it the query's part of the score is the same along its whole row, and the softmax "
-                "ignores it. Apply torch.tanh to the (B, Tq, Tk, h) sum before w_v.",
-                answer=lambda *a: pair_scores(*a, tanh_at="none")),
+                "w_v full of ones).", answer=variant(pair_scores, reduce="sum")),
+        Mistake("No tanh: without it the query's part of the score is constant along its row, and the softmax ignores "
+                "it. Apply tanh to the (B, Tq, Tk, h) sum before w_v.", answer=variant(pair_scores, tanh_at="none")),
         Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: the (B, Tq, Tk, h) tanh features. Finish with "
                 "w_v, which turns each pair's h numbers into one score.", when=lambda got: got.dim() == 4,
                 example=lambda *a: torch.tanh((a[0] @ a[2].T).unsqueeze(2) + (a[1] @ a[3].T).unsqueeze(1))),
         Mistake("Your rows sum to 1: you returned softmax weights. The exercise asks for the raw scores; the softmax "
                 "comes later, after the mask.", answer=lambda *a: pair_scores(*a).softmax(dim=-1)),
         Mistake(lambda err, args: f"Your function raised {type(err).__name__} on B = {len(args[0])}, Tq = "
-                f"{args[0].shape[1]}, Tk = {args[1].shape[1]}: two shapes that do not fit. W_q is (h, Dq) and W_k "
-                "(h, Dk), so project with queries @ W_q.T and keys @ W_k.T, then add (B, Tq, 1, h) + (B, 1, Tk, h).",
+                f"{args[0].shape[1]}, Tk = {args[1].shape[1]}: W_q is (h, Dq) and W_k (h, Dk), so project with "
+                "queries @ W_q.T and keys @ W_k.T, then add (B, Tq, 1, h) + (B, 1, Tk, h).",
                 raises=RuntimeError, match="size|shape|dimension|mat",
                 example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q).unsqueeze(2)) @ w_v),
     ])
 
 
 # --- Exercise 3: mask the padded keys -------------------------------------------------------------------------
-
 
 def _real(scores: torch.Tensor, valid_lens: torch.Tensor, *, axis: int = -1, inclusive: bool = False):
     """True for the real keys (axis -1: (B, 1, Tk)); axis 1 compares the lengths with the queries instead."""
@@ -150,24 +137,21 @@ check_masked_weights = Exercise(
     correct="each query's weights sum to 1 over the real keys, and every padded key gets exactly 0.",
     mistakes=[
         Mistake("Your mask is on the queries' axis: it compares the lengths with the query positions, so whole rows "
-                "of queries went to zero while the padded keys still get weight. valid_lens counts keys: compare it "
-                "with torch.arange(Tk), the last axis of the scores, as a (B, 1, Tk) mask.", when=_on_queries,
-                example=lambda s, v: masked_weights(s, v, axis=1)),
+                "went to zero while the padded keys still get weight. valid_lens counts keys: compare it with "
+                "torch.arange(Tk), as a (B, 1, Tk) mask.", when=_on_queries, example=variant(masked_weights, axis=1)),
         Mistake(lambda got, args: f"The padded keys get weight (up to {_padding_share(got, args):.2f} of a row): the "
-                "mask is missing. Key j of text b is real when j < valid_lens[b]; build that (B, 1, Tk) mask and "
-                "mask the scores before the softmax.", answer=lambda s, v: s.softmax(dim=-1)),
+                "mask is missing. Key j of text b is real when j < valid_lens[b]: mask the scores with that "
+                "(B, 1, Tk) mask before the softmax.", answer=lambda s, v: s.softmax(dim=-1)),
         Mistake("One key too many: the key at index valid_lens[b] gets weight. The real keys are j < valid_len "
-                "(indices start at 0), not j <= valid_len.", answer=lambda s, v: masked_weights(s, v, inclusive=True)),
-        Mistake("Your (B, Tk) mask has no query axis: against (B, Tq, Tk) scores its batch axis lines up with the "
-                "queries (it runs when B = Tq, as here), so a query got another text's lengths. Give it a query "
-                "axis, mask[:, None, :], shape (B, 1, Tk).",
+                "(indices start at 0), not j <= valid_len.", answer=variant(masked_weights, inclusive=True)),
+        Mistake("Your (B, Tk) mask has no query axis: against (B, Tq, Tk) scores its batch axis meets the queries (it "
+                "runs when B = Tq), so a query got another text's lengths. Add one: mask[:, None, :], (B, 1, Tk).",
                 answer=lambda s, v: s.masked_fill(torch.arange(s.shape[-1]) >= v[:, None], -torch.inf).softmax(-1)),
-        Mistake("You zeroed the padded keys' weights after the softmax without renormalising: each row keeps only "
-                "the real keys' share, not 1. Mask the scores before the softmax (-inf), so that the real keys "
-                "share the whole weight.", answer=lambda s, v: s.softmax(dim=-1) * _real(s, v)),
+        Mistake("You zeroed the padded keys' weights after the softmax without renormalising: the rows no longer "
+                "sum to 1. Mask the scores (-inf) before it.", answer=lambda s, v: s.softmax(dim=-1) * _real(s, v)),
         Mistake(lambda got, args: f"The padded scores were set to 0, and exp(0) is not small: the padding still takes "
                 f"up to {_padding_share(got, args):.2f} of a row. Fill them with float('-inf').",
-                answer=lambda s, v: masked_weights(s, v, fill=0.0)),
+                answer=variant(masked_weights, fill=0.0)),
         Mistake("The mask is the wrong way round: the real keys get no weight and the padding all of it. True must "
                 "mean may attend: torch.arange(Tk) < valid_lens, not >=.",
                 when=lambda got, args: float((got.nan_to_num(0.0) * _real(*args)).abs().max()) < 1e-6
@@ -187,11 +171,6 @@ check_masked_weights = Exercise(
 
 # --- Exercise 4: the largest weight when the queries grow 1000 times ------------------------------------------
 
-
-def _near(value: float, tol: float = 0.004):
-    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= tol
-
-
 check_largest_weight = Exercise(
     "Exercise 4", expected=1 / TK, decimals=3, read=as_number,
     diagnose=lambda got, expected, args: (
@@ -204,17 +183,16 @@ check_largest_weight = Exercise(
     mistakes=[
         Mistake("A weight of {got} is impossible: softmax weights lie between 0 and 1.",
                 when=lambda got: isinstance(got, (int, float)) and not 0 <= got <= 1, example=1.5),
-        Mistake("{got} means one-hot weights: that is what dot-product weights do, because a dot product grows with "
-                "the query. An additive score cannot: tanh stops at +-1.", when=lambda got: 0.9 <= got <= 1,
-                example=1.0),
+        Mistake("{got} means one-hot weights: dot-product weights do that, as a dot product grows with the query. "
+                "An additive score cannot: tanh stops at +-1.", when=lambda got: 0.9 <= got <= 1, example=1.0),
         Mistake("{got} means the digits still share the weight, as before the scaling. At 1000 times W_q q is so "
                 "large that W_k k no longer moves any hidden unit: what does each key's score become?",
-                when=_near(0.19, 0.021), example=0.2),
+                when=near(0.19, tol=0.021), example=0.2),
         Mistake("{got} is uniform over 10 things: the 10 queries (but each query's softmax runs over its keys) or "
-                "the characters of \"2026.02.07\" (the question is about the first text).", when=_near(0.1),
+                "the characters of \"2026.02.07\" (the question is about the first text).", when=near(0.1, tol=0.004),
                 example=0.1),
         Mistake("{got} is uniform over the 8 characters of \"7.2.2026\"; the question is about the first text.",
-                when=_near(1 / 8), example=0.125),
+                when=near(1 / 8, tol=0.004), example=0.125),
         Mistake("The weights of a row sum to 1 over its real keys, so the largest cannot be below their average; "
                 "{got} is.", when=lambda got: 0 <= got < 1 / TK - 0.001, example=0.01),
     ])
