@@ -1,11 +1,5 @@
-"""Exercises of notebook 07 (positional encodings), declared as data.
-
-The tables name the notebook's classic mistakes: outputs that stay with their position; a frequency from the
-feature index or without its 2; a rotation the wrong way; the interleaved pairing where rotate-half is asked;
-arange(T) or base 10000 in place of the positions and frequencies given; a query turned at position 0 and a
-turned value. No hint states the answer. Exercises 2 and 3 ask for what attnlib does not provide (the matrix
-that moves a sinusoidal encoding, RoPE with any frequencies), so calling attnlib does not solve them.
-"""
+"""Exercises of notebook 07 (positional encodings). Exercises 2 and 3 ask for what attnlib does not provide (the
+matrix that moves a sinusoidal encoding, RoPE with any frequencies), so calling attnlib does not solve them."""
 
 from __future__ import annotations
 
@@ -15,21 +9,18 @@ from typing import Any
 
 import torch
 
-from . import Exercise, Mistake, Probe, read_value
+from . import Exercise, Mistake, Probe, read_value, variant
 
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_shift_matrix"]
 
 
 # --- Exercise 1: which rows of "dog bites man"'s output make "man bites dog"'s -------------------------
-
-
 def _as_rows(answer: Any) -> Any:
     """A list of ints from a list, tuple, tensor or array of whole numbers; anything else unchanged."""
     rows = read_value(answer, [0]) if not isinstance(answer, str) else answer
-    if isinstance(rows, list) and all(isinstance(r, (int, float)) and not isinstance(r, bool) and float(r).is_integer()
-                                      for r in rows):
-        return [int(r) for r in rows]
-    return answer
+    whole = isinstance(rows, list) and all(isinstance(r, (int, float)) and not isinstance(r, bool)
+                                           and float(r).is_integer() for r in rows)
+    return [int(r) for r in rows] if whole else answer
 
 
 def _is_rows(got: Any) -> bool:
@@ -41,32 +32,27 @@ check_permuted_rows = Exercise(
     correct="Each word keeps its output wherever it stands: self-attention without positions is "
             "permutation-equivariant.",
     mistakes=[
-        Mistake("[0, 1, 2] says each position keeps its output, as if attention knew where a word sits. Row t of "
-                "the output depends only on the word at t and on the set of words: follow the words.",
-                answer=[0, 1, 2]),
-        Mistake("You expect new vectors. But the score of two words depends only on their two vectors, and the "
-                "softmax and the weighted sum run over the same set of words in another order: every output is "
-                "one of the rows above.", when=lambda got: isinstance(got, str), example="new"),
+        Mistake("[0, 1, 2] keeps each position's output, as if attention knew where a word sits. Row t depends only "
+                "on the word at t and on the set of words: follow the words.", answer=[0, 1, 2]),
+        Mistake("You expect new vectors, but scores, softmax and weighted sum see the same words in another order: "
+                "every output is one of the rows above.", when=lambda got: isinstance(got, str), example="new"),
         Mistake(lambda got: f"{got} has {len(got)} entries: give one row index per word of \"man bites dog\".",
                 when=lambda got: _is_rows(got) and len(got) != 3, example=[2, 1]),
         Mistake("Row indices count from 0: the rows of the output above are 0, 1 and 2.",
                 when=lambda got: _is_rows(got) and not all(0 <= r <= 2 for r in got), example=[3, 2, 1]),
         Mistake("{got} repeats a row: the three words are different, so their outputs are three different rows.",
                 when=lambda got: _is_rows(got) and len(set(got)) < 3, example=[2, 2, 0]),
-        Mistake("{got} is a permutation, but not the one the words made: row t of the new output is the old output "
-                "of the word now at position t. Look up where each word of \"man bites dog\" stood before.",
+        Mistake("{got} is a permutation, but not the words': row t of the new output is the old output of the word "
+                "now at t. Look up where each word of \"man bites dog\" stood before.",
                 when=lambda got: _is_rows(got) and sorted(got) == [0, 1, 2], example=[1, 0, 2]),
     ],
-    diagnose=lambda got, expected, args: "Give three row indices, one per word of \"man bites dog\", as a list "
-                                         "such as [0, 1, 2].")
+    diagnose=lambda *_: "Give three row indices, one per word of \"man bites dog\", as a list such as [0, 1, 2].")
 
 
 # --- Exercise 2: the matrix M_k with PE(t + k) = M_k PE(t) -------------------------------------------------
-
-
-def _shift(k: int, E: int, *, two: float = 2.0, feature: bool = False, sign: float = 1.0, layout: str = "pairs",
-           frequency: bool = True, base: float = 10000.0) -> torch.Tensor:
-    """M_k for the sinusoidal table of width E; the keywords switch on one classic mistake each."""
+def shift_matrix(k: int, E: int, *, two: float = 2.0, feature: bool = False, sign: float = 1.0,
+                 layout: str = "pairs", frequency: bool = True, base: float = 10000.0) -> torch.Tensor:
+    """(E, E): the reference M_k, one 2 x 2 rotation block per pair (2i, 2i + 1); each keyword is a mistake."""
     M = torch.zeros(E, E, dtype=torch.float64)
     for i in range(E // 2):
         omega = base ** (-two * (2 * i if feature else i) / E) if frequency else 1.0
@@ -76,39 +62,29 @@ def _shift(k: int, E: int, *, two: float = 2.0, feature: bool = False, sign: flo
     return M
 
 
-def shift_matrix(k: int, E: int) -> torch.Tensor:
-    """(E, E): the reference M_k, one 2 x 2 rotation block per pair (2i, 2i + 1)."""
-    return _shift(k, E)
-
-
 check_shift_matrix = Exercise(
-    "Exercise 2", reference=shift_matrix, probes=[Probe((5, 32), "k = 5, E = 32"), Probe((1, 6), "k = 1, E = 6"),
-                                                   Probe((3, 4), "k = 3, E = 4"), Probe((12, 8), "k = 12, E = 8")],
+    "Exercise 2", reference=shift_matrix,
+    probes=[Probe((k, E), f"k = {k}, E = {E}") for k, E in ((5, 32), (1, 6), (3, 4), (12, 8))],
     correct="One 2 x 2 rotation by k·ω_i per pair, the same matrix for every t: a fixed offset is a linear map.",
     mistakes=[
-        Mistake("Your blocks turn each pair the wrong way: your M_k moves k positions back. Write out "
-                "sin(ω(t + k)) and cos(ω(t + k)) with the angle-addition formulas.",
-                answer=lambda k, E: _shift(k, E, sign=-1.0)),
-        Mistake("Your frequency of pair i uses its first feature's index 2i: features 2i and 2i + 1 are pair i, "
-                "and pair i turns at ω_i = 10000^(-2i/E), i the pair index.",
-                answer=lambda k, E: _shift(k, E, feature=True)),
+        Mistake("Your blocks turn each pair the wrong way: your M_k moves k positions back. Expand sin(ω(t + k)) and "
+                "cos(ω(t + k)) with the angle-addition formulas.", answer=variant(shift_matrix, sign=-1.0)),
+        Mistake("Your frequency of pair i uses its first feature's index 2i: pair i (features 2i and 2i + 1) turns at "
+                "ω_i = 10000^(-2i/E), i the pair index.", answer=variant(shift_matrix, feature=True)),
         Mistake("Your frequencies are 10000^(-i/E): the exponent is 2i/E, so that the last pair is nearly "
-                "10000 times slower than the first.", answer=lambda k, E: _shift(k, E, two=1.0)),
+                "10000 times slower than the first.", answer=variant(shift_matrix, two=1.0)),
         Mistake("Your frequencies are 10000^(+2i/E): the angle is t divided by 10000^(2i/E), so the pairs turn "
-                "slower and slower along the features.", answer=lambda k, E: _shift(k, E, two=-2.0)),
-        Mistake("Every pair of yours turns by k radians: pair i turns by k·ω_i, its own frequency.",
-                answer=lambda k, E: _shift(k, E, frequency=False)),
-        Mistake("Your blocks pair feature i with feature i + E/2 (RoPE's rotate-half layout). In the sinusoidal "
-                "table a pair sits side by side: sin at 2i, cos at 2i + 1.",
-                answer=lambda k, E: _shift(k, E, layout="half")),
+                "slower and slower along the features.", answer=variant(shift_matrix, two=-2.0)),
+        Mistake("All your pairs turn k radians: pair i turns by k·ω_i.", answer=variant(shift_matrix, frequency=False)),
+        Mistake("Your blocks pair feature i with feature i + E/2 (RoPE's rotate-half layout); in the sinusoidal table "
+                "a pair sits side by side, sin at 2i, cos at 2i + 1.", answer=variant(shift_matrix, layout="half")),
     ])
 
 
 # --- Exercise 3: rotate-half RoPE with given frequencies ---------------------------------------------------
-
-
-def _rope(x, positions, theta, *, pairing="half", sign=1.0, swap=False, spread="cat"):
-    """RoPE on x (..., T, D) with pair i turned by positions[t] * theta[i]; keywords switch on one mistake each."""
+def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, *, pairing: str = "half",
+                     sign: float = 1.0, swap: bool = False, spread: str = "cat") -> torch.Tensor:
+    """x (..., T, D), positions (T,), theta (D/2,) -> (..., T, D): the reference; each keyword is a mistake."""
     angle = positions.double()[:, None] * theta.double()  # (T, 1) * (D/2,) -> (T, D/2)
     cos, sin = (angle.sin(), angle.cos()) if swap else (angle.cos(), angle.sin())
     D, xd = x.shape[-1], x.double()
@@ -121,20 +97,12 @@ def _rope(x, positions, theta, *, pairing="half", sign=1.0, swap=False, spread="
     return torch.cat([first, second], -1) if pairing == "half" else torch.stack([first, second], -1).flatten(-2)
 
 
-def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """x (..., T, D), positions (T,), theta (D/2,) -> (..., T, D): the reference."""
-    return _rope(x, positions, theta)
-
-
 def _rope_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(7)
-
-    def theta(base: float, D: int) -> torch.Tensor:
-        return base ** (-2 * torch.arange(D // 2, dtype=torch.float64) / D)
-
-    return [Probe((torch.randn(5, 8, generator=g), torch.arange(3, 8), theta(10000.0, 8)),
+    i4, i3 = torch.arange(4, dtype=torch.float64), torch.arange(3, dtype=torch.float64)  # the pairs of D = 8 and 6
+    return [Probe((torch.randn(5, 8, generator=g), torch.arange(3, 8), 10000.0 ** (-2 * i4 / 8)),
                   "x (5, 8) at positions 3..7, base 10000"),
-            Probe((torch.randn(2, 3, 4, 6, generator=g), torch.arange(4), theta(100.0, 6)),
+            Probe((torch.randn(2, 3, 4, 6, generator=g), torch.arange(4), 100.0 ** (-2 * i3 / 6)),
                   "x (B, H, T, D) = (2, 3, 4, 6), base 100"),
             Probe((torch.randn(3, 2, generator=g), torch.tensor([0, 5, 2]), torch.tensor([0.5])),
                   "x (3, 2) at positions [0, 5, 2], theta [0.5]"),
@@ -147,37 +115,32 @@ check_rope_rotate_half = Exercise(
     correct="Feature i turns with feature i + D/2, by positions[t] · theta[i]: Hugging Face's Llama rotate_half, "
             "for any frequencies.",
     mistakes=[
-        Mistake("You paired features (2i, 2i + 1): the paper's interleaved pairing. Rotate-half pairs feature i with "
-                "feature i + D/2, the first half of the last axis with the second.",
-                answer=lambda x, p, t: _rope(x, p, t, pairing="interleaved")),
+        Mistake("You paired (2i, 2i + 1), the paper's interleaved pairing: rotate-half pairs feature i with i + D/2, "
+                "across the halves of the last axis.", answer=variant(rope_rotate_half, pairing="interleaved")),
         Mistake("Your rotation turns the wrong way, by minus the angle: (a, b) turns to (a cos - b sin, "
-                "a sin + b cos).", answer=lambda x, p, t: _rope(x, p, t, sign=-1.0)),
+                "a sin + b cos).", answer=variant(rope_rotate_half, sign=-1.0)),
         Mistake("Your function uses arange(T), not the positions it is given: on the first probe the tokens sit at "
-                "3..7 (after a cache of 3).", answer=lambda x, p, t: _rope(x, torch.arange(x.shape[-2]), t)),
-        Mistake("Your function ignores theta: it turns pair i by 10000^(-2i/D), the default base (as "
-                "attnlib.apply_rope does). Here the frequencies are given: pair i turns by positions[t] * theta[i].",
-                answer=lambda x, p, t: _rope(x, p, 10000.0 ** (-2 * torch.arange(x.shape[-1] // 2) / x.shape[-1]))),
+                "3..7 (after a cache of 3).", answer=lambda x, p, t: rope_rotate_half(x, torch.arange(x.shape[-2]), t)),
+        Mistake("Your function ignores theta and turns pair i by 10000^(-2i/D), the default base (as "
+                "attnlib.apply_rope does): here pair i turns by positions[t] * theta[i], the frequencies given.",
+                answer=lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),
         Mistake("sin and cos are swapped: the first feature of a pair becomes a cos - b sin.",
-                answer=lambda x, p, t: _rope(x, p, t, swap=True)),
+                answer=variant(rope_rotate_half, swap=True)),
         Mistake("The two halves of your result are in the wrong order: the new first half, a cos - b sin, comes "
-                "first.", answer=lambda x, p, t: torch.cat(_rope(x, p, t).chunk(2, -1)[::-1], -1)),
-        Mistake("Your angles are laid out pair by pair (repeat_interleave), the interleaved layout. With "
-                "rotate-half, features i and i + D/2 share theta[i]: the (T, D/2) angles go side by side twice, "
-                "torch.cat([angle, angle], -1).", answer=lambda x, p, t: _rope(x, p, t, spread="interleave")),
+                "first.", answer=lambda x, p, t: torch.cat(rope_rotate_half(x, p, t).chunk(2, -1)[::-1], -1)),
+        Mistake("Your angles go pair by pair (repeat_interleave), the interleaved layout: in rotate-half, features i "
+                "and i + D/2 share theta[i], so the (T, D/2) angles go side by side twice, torch.cat([angle, angle], "
+                "-1).", answer=variant(rope_rotate_half, spread="interleave")),
         Mistake("Your function works on (T, D) but raised with leading axes (B, H, T, D): slice the last axis "
                 "(x[..., :D // 2]) and let the (T, D/2) angles broadcast.", raises=(RuntimeError, IndexError),
                 when=lambda err, args: args[0].dim() > 2,  # the example cuts axis 1, as if x were (T, D):
-                example=lambda x, p, t: _rope(x, p, t) if x.dim() == 2 else x[:, :2] * (p[:, None] * t).cos()),
+                example=lambda x, p, t: rope_rotate_half(x, p, t) if x.ndim < 3 else x[:, :2] * (p[:, None] * t).cos()),
     ])
 
 
 # --- Exercise 4: the wrong lines of a decoding step with a key/value cache --------------------------------
-
-
 def _as_letters(answer: Any) -> frozenset | None:
-    """The line letters of a set, list, tuple or string ({"A", "C"}, "AC", "a, c", "A and C"); None if none.
-
-    In a string, a word counts if it is one letter or capitals of A-D only ("AC"), so "and" and "add" do not."""
+    """Line letters of a set, list, tuple or string ({"A", "C"}, "AC", "a, c", "A and C", ignoring "and"), or None."""
     if isinstance(answer, str):
         words = re.findall(r"[A-Za-z]+", answer)
         letters = {c for w in words if len(w) == 1 or (w.isupper() and set(w) <= set("ABCD")) for c in w.upper()}
@@ -199,9 +162,8 @@ check_decode_bugs = Exercise(
                 "it is.", when=lambda got: "B" in got, example={"A", "B", "C"}),
         Mistake("Line D is right: the cached keys were rotated at their own positions when they were computed; "
                 "rotating them again would turn them twice.", when=lambda got: "D" in got, example={"A", "C", "D"}),
-        Mistake("A wrong line is still unmarked: check the position at which each apply_rope call turns its row "
-                "(without positions, a single row sits at position 0).", when=lambda got: "A" not in got,
-                example={"C"}),
+        Mistake("A wrong line is still unmarked: check at which position each apply_rope call turns its row "
+                "(without positions, one row sits at position 0).", when=lambda got: "A" not in got, example={"C"}),
         Mistake("A wrong line is still unmarked: ask which of the query, the key and the value RoPE turns at all.",
                 when=lambda got: "C" not in got, example={"A"}),
     ])

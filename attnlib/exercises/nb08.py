@@ -1,28 +1,18 @@
-"""Exercises of notebook 08 (efficient attention), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: the weights' memory counted in elements, for one head or
-in the wrong unit; an online softmax that forgets to rescale, rescales the wrong way or takes exp of a
-raw score (no maximum subtracted); a blockwise loop whose output accumulator is not rescaled, whose
-maximum is not carried, or that builds the whole (Tq, Tk) matrix after all; a key/value cache read with
-the top-left causal diagonal; grouped-query attention with the query heads dealt out in turn instead of
-in consecutive groups, or with the keys and values copied for every query head.
-"""
+"""Exercises of notebook 08 (efficient attention). The probes of Exercises 3 and 5 refuse a ready-made attention
+and what each exercise forbids: the whole (Tq, Tk) matrix of scores, a copy of k or v for every query head."""
 
 from __future__ import annotations
 
 import math
-import sys
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, Refused, as_number, plain, variant, watched
 
 __all__ = ["check_blockwise_attention", "check_cache_causal_mask", "check_grouped_attention",
            "check_online_update", "check_weights_memory"]
 
 # --- Exercise 1: the MiB of the float32 weights (B, H, T, T) = (1, 8, 8192, 8192) ------------------------
-
 BYTES = 8 * 8192 * 8192 * 4
 
 check_weights_memory = Exercise(
@@ -30,33 +20,28 @@ check_weights_memory = Exercise(
     correct="2 GiB for one layer's weights, 16 MiB for Q: the T x T matrix is what grows.",
     mistakes=[
         Mistake("{got} MiB counts numbers, not bytes: each float32 takes 4 bytes.", answer=BYTES / 4 / 2**20),
-        Mistake("{got} MiB is one head's weights: each of the H = 8 heads has its own (T, T) matrix.",
-                answer=BYTES / 8 / 2**20),
+        Mistake("{got} MiB is one head's: all H = 8 heads have their own (T, T) weights.", answer=BYTES / 8 / 2**20),
         Mistake("{got} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=BYTES * 2 / 2**20),
         Mistake("{got} is the number of bytes: a MiB is 2**20 = 1048576 bytes.", answer=float(BYTES)),
         Mistake("{got} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes.", answer=BYTES / 1e6),
         Mistake("{got} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=BYTES / 2**30),
-        Mistake("{got} MiB is the size of Q (B, H, T, Dh) with Dh = 64, which grows like T. The weights are "
-                "(B, H, T, T): their last axis is T, not Dh.", answer=8 * 8192 * 64 * 4 / 2**20),
+        Mistake("{got} MiB is the size of Q (B, H, T, Dh) with Dh = 64, which grows like T: the weights are "
+                "(B, H, T, T), their last axis T, not Dh.", answer=8 * 8192 * 64 * 4 / 2**20),
     ])
 
 
 # --- Exercise 2: one step of the online softmax, online_update(m, s, x) -> (m_new, s_new) --------------------
-
-
 def online_update(m, s, x, *, rescale=1, shift="new"):
     """The reference; ``rescale`` (1, 0 or -1: the exponent's sign) and ``shift`` switch on a mistake."""
     m_new = torch.maximum(m, x)
-    factor = torch.exp(rescale * (m - m_new))
-    return m_new, s * factor + torch.exp(x - {"new": m_new, "old": m}[shift])
+    return m_new, s * torch.exp(rescale * (m - m_new)) + torch.exp(x - {"new": m_new, "old": m}[shift])
 
 
 def _raw_exp(got, args) -> bool:
     """The new term is exp(x) itself, the old sum rescaled or not: the maximum is never subtracted."""
     m, s, x = (float(a) for a in args)
-    s_new = float(as_number(got[1]))
     raw = (s + math.exp(x), s * math.exp(m - max(m, x)) + math.exp(x))  # the old sum as it was, or rescaled
-    return any(math.isclose(s_new, v, rel_tol=1e-4) for v in raw)
+    return any(math.isclose(float(as_number(got[1])), v, rel_tol=1e-4) for v in raw)
 
 
 def _scalars(*values, dtype=torch.float64):
@@ -69,83 +54,32 @@ check_online_update = Exercise(
             Probe(_scalars(3.0, 1.5, 2.0), "m = 3, s = 1.5, x = 2 (a smaller score)"),
             Probe(_scalars(-math.inf, 0.0, 1.0), "m = -inf, s = 0, x = 1 (the first score)"),
             Probe(_scalars(100.0, 1.0, 101.0, dtype=torch.float32), "m = 100, s = 1, x = 101 in float32",
-                  "On the probe m = 100, s = 1, x = 101 in float32 your s_new is wrong or not finite: exp of a raw "
-                  "score overflows float32 above exp(88.7). Take exp only of m - m_new and x - m_new, both at most "
-                  "0.")],
+                  "On m = 100, s = 1, x = 101 in float32 your s_new is wrong or not finite: exp of a raw score "
+                  "overflows float32 above exp(88.7). Take exp only of m - m_new and x - m_new, both at most 0.")],
     correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).",
     mistakes=[
-        Mistake("When a larger score arrives (m = 1, s = 1, x = 3), your s_new adds the new term to s as it was: but "
-                "s was summed as exp(score - 1), and the new terms are exp(score - 3). Rescale the old s first.",
-                answer=lambda m, s, x: online_update(m, s, x, rescale=0)),
-        Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to "
-                "exp(score - m_new), so multiply s by a factor at most 1, exp(m - m_new).",
-                answer=lambda m, s, x: online_update(m, s, x, rescale=-1)),
-        Mistake("Your running sum takes exp(x) of the raw score: the maximum is never subtracted, the mistake "
-                "section 2 warns against (exp overflows). s keeps exp(score - m): add exp(x - m_new).",
-                when=_raw_exp, example=lambda m, s, x: (torch.maximum(m, x), s * torch.exp(m - torch.maximum(m, x))
-                                                        + torch.exp(x))),
+        Mistake("When a larger score arrives (m = 1, x = 3) your s_new adds to s as it was, but s holds exp(score - 1) "
+                "and the new terms exp(score - 3): rescale the old s first.", answer=variant(online_update, rescale=0)),
+        Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to exp(score - m_new), "
+                "so multiply s by a factor at most 1, exp(m - m_new).", answer=variant(online_update, rescale=-1)),
+        Mistake("Your running sum takes exp(x) of the raw score, never subtracting the maximum (section 2 warns: exp "
+                "overflows). s keeps exp(score - m): add exp(x - m_new).", when=_raw_exp,
+                example=lambda m, s, x: (torch.maximum(m, x), s * torch.exp(m - torch.maximum(m, x)) + torch.exp(x))),
         Mistake("Your new term is exp(x - m), shifted by the old maximum: every term of the running sum must be "
-                "shifted by the same, new maximum.", answer=lambda m, s, x: online_update(m, s, x, shift="old")),
+                "shifted by the same, new maximum.", answer=variant(online_update, shift="old")),
         Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
                 "maximum stays m.", answer=lambda m, s, x: (x, s * torch.exp(m - x) + 1.0)),
-        Mistake("You return (s_new, m_new): return the maximum first, (m_new, s_new).",
-                answer=lambda m, s, x: online_update(m, s, x)[::-1]),
+        Mistake("You return (s_new, m_new): the maximum comes first.", answer=lambda *a: online_update(*a)[::-1]),
     ])
 
 
 # --- Exercise 3: the blockwise loop, blockwise_attention(query, key, value, block_size) ----------------------
-
-
-class Refused(RuntimeError):
-    """Raised by a probe's tensors when the learner's function makes what its exercise forbids."""
-
-
-def _inside_attnlib() -> bool:
-    """True when a torch function is called from attnlib's attention code (flash_attention, for one)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_globals.get("__name__") in ("attnlib.flash", "attnlib.attention"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-class _Watched(torch.Tensor):
-    """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to
-    ``forbid``, which names a tensor the exercise forbids (or returns "")."""
-
-    @staticmethod
-    def forbid(t: torch.Tensor) -> str:
-        return ""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _inside_attnlib():
-            raise Refused("a ready-made attention function")
-        out = super().__torch_function__(func, types, args, kwargs or {})
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and (why := cls.forbid(t)):
-                raise Refused(why)
-        return out
-
-
-def _watched(forbid, *tensors: torch.Tensor) -> tuple:
-    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid)})
-    return tuple(t.as_subclass(kind) for t in tensors)
-
-
-def _plain(*tensors: torch.Tensor) -> tuple:
-    return tuple(t.as_subclass(torch.Tensor) for t in tensors)
-
-
 def _no_whole_matrix(block_size: int, *tensors: torch.Tensor) -> tuple:
     """Probe arguments whose (Tq, Tk) matrix may not be built (when Tk > block_size): Tq, Tk, Dh, Ev all differ."""
     whole = (tensors[0].shape[-2], tensors[1].shape[-2])
-    guarded = whole[1] > block_size
-
-    def forbid(t):
-        return "the whole matrix of scores" if guarded and tuple(t.shape[-2:]) in (whole, whole[::-1]) else ""
-    return (*_watched(forbid, *tensors), block_size)
+    shapes = (whole, whole[::-1]) if whole[1] > block_size else ()  # one block holds every key: nothing to forbid
+    return (*watched(*tensors, forbid=lambda t: "the whole matrix of scores" if tuple(t.shape[-2:]) in shapes else ""),
+            block_size)
 
 
 def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, raw_exp=False, keep_max=True,
@@ -167,7 +101,7 @@ def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, ra
 
 
 def _reference(query, key, value, block_size):
-    q, k, v = _plain(query, key, value)
+    q, k, v = plain(query, key, value)
     return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
@@ -176,84 +110,63 @@ def _blockwise_probes() -> list[Probe]:
     row = torch.tensor([[1.0], [3.0], [2.0], [5.0], [0.5]], dtype=torch.float64)  # section 2's row, as keys (Dh = 1)
     values = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 0, 1], [0, 3, 1]], dtype=torch.float64)
     big = torch.tensor([[10.0], [120.0], [20.0], [5.0], [100.0], [30.0], [7.0]])  # float32 scores up to 120
-    return [
-        Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
-              "section 2's row [1, 3, 2, 5, 0.5] in blocks of 2 (the maximum rises in block 2)"),
-        Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
-              "scores up to 120 in float32, blocks of 2"),
-        Probe(_no_whole_matrix(4, torch.randn(2, 3, 5, 4, generator=g), torch.randn(2, 3, 11, 4, generator=g),
-                       torch.randn(2, 3, 11, 6, generator=g)), "(B, H) = (2, 3), Tq = 5, Tk = 11, Dh = 4, blocks of 4"),
-        Probe(_no_whole_matrix(1, *(torch.randn(1, t, d, generator=g) for t, d in ((6, 8), (9, 8), (9, 5)))),
-              "Tq = 6, Tk = 9, Dh = 8, blocks of 1"),
-        Probe(_no_whole_matrix(8, *(torch.randn(t, d, generator=g) for t, d in ((4, 3), (6, 3), (6, 2)))),
-              "Tq = 4, Tk = 6, one block of 8"),
-    ]
-
-
-def _overflowed(got, args) -> bool:
-    return args[1].dtype == torch.float32 and bool(args[1].abs().amax() > 88) and not bool(torch.isfinite(got).all())
+    return [Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
+                  "section 2's row [1, 3, 2, 5, 0.5] in blocks of 2 (the maximum rises in block 2)"),
+            Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
+                  "scores up to 120 in float32, blocks of 2"),
+            Probe(_no_whole_matrix(4, *(torch.randn(2, 3, t, d, generator=g) for t, d in ((5, 4), (11, 4), (11, 6)))),
+                  "(B, H) = (2, 3), Tq = 5, Tk = 11, Dh = 4, blocks of 4"),
+            Probe(_no_whole_matrix(1, *(torch.randn(1, t, d, generator=g) for t, d in ((6, 8), (9, 8), (9, 5)))),
+                  "Tq = 6, Tk = 9, Dh = 8, blocks of 1"),
+            Probe(_no_whole_matrix(8, *(torch.randn(t, d, generator=g) for t, d in ((4, 3), (6, 3), (6, 2)))),
+                  "Tq = 4, Tk = 6, one block of 8")]
 
 
 check_blockwise_attention = Exercise(
     "Exercise 3", reference=_reference, probes=_blockwise_probes, solution=blockwise,
     correct="s and acc rescaled by the same exp(m - m_new) at every block: exact attention, one tile at a time.",
     mistakes=[
-        Mistake("Your function builds the whole (Tq, Tk) matrix of scores, or calls a function that does: the "
-                "exercise is to never store it. Loop over blocks of keys, one (Tq, block) tile at a time.",
-                raises=Refused, match="whole",
-                example=lambda q, k, v, b: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v),
+        Mistake("Your function builds the whole (Tq, Tk) matrix of scores, or calls a function that does: the exercise "
+                "is to never store it. Loop over blocks of keys, one (Tq, block) tile at a time.", raises=Refused,
+                match="whole", example=lambda q, k, v, b: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), -1) @ v),
         Mistake("Your function calls a ready-made attention (torch's scaled_dot_product_attention, attnlib's "
-                "flash_attention): write the loop over blocks of keys yourself.", raises=Refused,
-                match="ready-made",
+                "flash_attention): write the loop over blocks of keys yourself.", raises=Refused, match="ready-made",
                 example=lambda q, k, v, b: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
-        Mistake("Your acc is not rescaled when a block raises the maximum (section 2's row: 5 arrives in block 2): "
-                "the values already summed carry exp(score - m_old) and must be multiplied by exp(m_old - m_new), "
-                "exactly as s is.", answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=("s",))),
-        Mistake("Your s is not rescaled when a block raises the maximum, though acc is: both sums hold terms "
-                "exp(score - m_old), and both must be multiplied by exp(m_old - m_new).",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=("acc",))),
-        Mistake("Neither s nor acc is rescaled when a block raises the maximum: what was summed under the old "
-                "maximum must be multiplied by exp(m_old - m_new) before the block's terms are added.",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, rescale=())),
-        Mistake("Your output is NaN everywhere. On the first block m = -inf: the rescale factor must be "
-                "exp(m - m_new), which is 0 there (exp(m_new - m) is inf), and the block's terms exp(tile - m_new), "
-                "with the new maximum (exp(tile - m) is inf).", when=lambda got: bool(torch.isnan(got).all()),
-                example=lambda q, k, v, b: blockwise(q, k, v, b, sign=-1)),
-        Mistake("Your m never changes: after each block the running maximum must become m_new, or the next block "
-                "rescales by the wrong factor (m = m_new at the end of the loop).",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, keep_max=False)),
-        Mistake("On the probe with scores up to 120 in float32 your output is not finite: an exp overflowed (above "
-                "exp(88.7) is inf). Subtract the running maximum max(m, tile max), never a block's own maximum "
-                "alone: then every exp, of tile - m_new and of m - m_new, has an argument at most 0.",
-                when=_overflowed, example=lambda q, k, v, b: blockwise(q, k, v, b, raw_exp=True)),
-        Mistake("Your tile uses query, not the scaled q: the scores are q @ k^T with q = query / sqrt(Dh).",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, scaled=False)),
-        Mistake("Your loop leaves out the last block when Tk is not a multiple of block_size: range(0, Tk, "
-                "block_size) reaches it, and slicing past the end gives a shorter block.",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, last_block=False)),
+        Mistake("Your acc is not rescaled when the maximum rises (5 in block 2 of section 2's row): like s, multiply "
+                "its exp(score - m_old) terms by exp(m_old - m_new).", answer=variant(blockwise, rescale=("s",))),
+        Mistake("Your s is not rescaled when a block raises the maximum, though acc is: both hold exp(score - m_old) "
+                "terms, so multiply both by exp(m_old - m_new).", answer=variant(blockwise, rescale=("acc",))),
+        Mistake("Neither s nor acc is rescaled when the maximum rises: multiply what was summed under the old maximum "
+                "by exp(m_old - m_new) before adding the block's terms.", answer=variant(blockwise, rescale=())),
+        Mistake("Your output is NaN everywhere: on the first block m = -inf, so rescale by exp(m - m_new), 0 there "
+                "(exp(m_new - m) is inf), and make the block's terms exp(tile - m_new) (exp(tile - m) is inf).",
+                when=lambda got: bool(torch.isnan(got).all()), example=variant(blockwise, sign=-1)),
+        Mistake("Your m never changes: after each block the running maximum must become m_new (m = m_new at the end of "
+                "the loop), or the next block uses the wrong factor.", answer=variant(blockwise, keep_max=False)),
+        Mistake("On scores up to 120 in float32 your output is not finite: an exp overflowed (inf above exp(88.7)). "
+                "Subtract the running maximum max(m, tile max), never a block's own maximum alone: then every exp, "
+                "of tile - m_new and of m - m_new, takes at most 0.", example=variant(blockwise, raw_exp=True),
+                when=lambda got, args: args[1].dtype == torch.float32 and bool(args[1].abs().amax() > 88)
+                and not bool(torch.isfinite(got).all())),
+        Mistake("Your tile uses query, not the scaled q = query / sqrt(Dh).", answer=variant(blockwise, scaled=False)),
+        Mistake("Your loop drops the last block when Tk is not a multiple of block_size: range(0, Tk, block_size) "
+                "reaches it (a slice past the end is just shorter).", answer=variant(blockwise, last_block=False)),
         Mistake("Your function counts the axes from the front (shape[2], [:, :, ...]): the probes have 2, 3 and 4 "
                 "axes. Count from the end: the keys are axis -2 (key.shape[-2], key[..., start:stop, :]).",
                 raises=IndexError, example=lambda q, k, v, b: blockwise(q, k[:, :, :], v, b)),  # fails below 3 axes
-        Mistake("Your output is acc itself: after the last block divide by s, the sum of the weights.",
-                answer=lambda q, k, v, b: blockwise(q, k, v, b, divide=False)),
+        Mistake("You return acc itself: divide by s, the sum of the weights.", answer=variant(blockwise, divide=False)),
     ])
 
 
 # --- Exercise 4: the causal mask of q_len new queries over kv_len cached keys ---------------------------------
-
-
-def cache_causal_mask(q_len: int, kv_len: int) -> torch.Tensor:
-    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len).bool()  # (Tq, Tk), bottom-right
-
-
-def _diagonal(shift: int):
-    return lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len + shift).bool()
+def cache_causal_mask(q_len: int, kv_len: int, *, shift: int = 0) -> torch.Tensor:
+    """(Tq, Tk): query i sees keys 0 to kv_len - q_len + i, the bottom-right diagonal (``shift`` moves it)."""
+    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len + shift).bool()
 
 
 def _right_but_not_bool(got, args) -> bool:
-    want = cache_causal_mask(*args)
-    return got.dtype != torch.bool and got.shape == want.shape and (torch.equal(got != 0, want)
-                                                                   or torch.equal(got == 0, want))
+    want = cache_causal_mask(*args)  # torch.equal is False for a mask of another shape
+    return got.dtype != torch.bool and (torch.equal(got != 0, want) or torch.equal(got == 0, want))
 
 
 check_cache_causal_mask = Exercise(
@@ -261,19 +174,17 @@ check_cache_causal_mask = Exercise(
     correct="query i is token kv_len - q_len + i: it sees keys 0 to kv_len - q_len + i, the bottom-right diagonal.",
     mistakes=[
         Mistake(lambda got, args: f"With {args[1] - args[0]} tokens cached, your first new query sees key 0 only: "
-                "that is the top-left diagonal (is_causal=True), right only when there is no cache. The new "
-                "queries come after the cached tokens: shift the diagonal by kv_len - q_len.",
-                answer=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril().bool()),
+                "the top-left diagonal (is_causal=True), right only with no cache. The new queries follow the cached "
+                "tokens: shift the diagonal by kv_len - q_len.", answer=lambda q, kv: torch.ones(q, kv).tril().bool()),
         Mistake("Your mask is True exactly where a query may NOT attend (True = blocked, nn.MultiheadAttention's "
                 "convention). Here True = may attend.", answer=lambda q_len, kv_len: ~cache_causal_mask(q_len, kv_len)),
         Mistake("Each of your new queries misses its own key (the diagonal is one key too far left): a query "
-                "attends to its own token.", answer=_diagonal(-1)),
+                "attends to its own token.", answer=variant(cache_causal_mask, shift=-1)),
         Mistake("Each of your new queries sees one key too many, the token after it: the diagonal is one key too "
-                "far right.", answer=_diagonal(1)),
+                "far right.", answer=variant(cache_causal_mask, shift=1)),
         Mistake("Your diagonal is shifted by 5 whatever the lengths: the number of cached tokens is kv_len - q_len, "
-                "read from the arguments.", when=lambda got, args: args[1] - args[0] != 5
-                and torch.equal(got, torch.ones(*args).tril(diagonal=5).bool()),
-                example=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(diagonal=5).bool()),
+                "read from the arguments.", example=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(5).bool(),
+                when=lambda got, args: args[1] - args[0] != 5 and torch.equal(got, torch.ones(*args).tril(5).bool())),
         Mistake(lambda got: f"Your mask has the right pattern but dtype {str(got.dtype).removeprefix('torch.')}: "
                 "return booleans, True = may attend.", when=_right_but_not_bool,
                 example=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).float()),
@@ -283,76 +194,59 @@ check_cache_causal_mask = Exercise(
 
 
 # --- Exercise 5: grouped_query_attention(q, k, v) without a copy of k or v ----------------------------------
-
-
 def gqa(q, k, v, *, tiled=False, scaled=True, softmax_dim=-1):
     """The reference: q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh); each keyword switches on a mistake."""
-    b, hq, tq, dh = q.shape
-    hkv = k.shape[1]
+    (b, hq, tq, dh), hkv = q.shape, k.shape[1]
     groups = q.reshape(b, hq // hkv, hkv, tq, dh).transpose(1, 2) if tiled else q.reshape(b, hkv, -1, tq, dh)
     scores = groups @ k.unsqueeze(2).mT / (math.sqrt(dh) if scaled else 1.0)  # (B, Hkv, g, Tq, Tk)
     out = scores.softmax(dim=softmax_dim) @ v.unsqueeze(2)  # (B, Hkv, g, Tq, Dh)
     return (out.transpose(1, 2) if tiled else out).reshape(b, hq, tq, -1)
 
 
-def _no_copy(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple:
-    """Probe arguments that refuse a stored tensor of Hq key or value heads (Tq, Tk and Dh all differ)."""
-    hq, hkv, (tk, dh) = q.shape[1], k.shape[1], k.shape[-2:]
+def _no_copy(g: torch.Generator, b: int, hq: int, hkv: int, tq: int, tk: int, dh: int) -> tuple:
+    """Random q, k, v that refuse a stored tensor of Hq key or value heads (Tq, Tk and Dh all differ)."""
+    q, k, v = (torch.randn(*shape, generator=g) for shape in ((b, hq, tq, dh), (b, hkv, tk, dh), (b, hkv, tk, dh)))
 
     def forbid(t):
         with torch._C.DisableTorchFunctionSubclass():
             stored = t.untyped_storage().nbytes() >= t.numel() * t.element_size()  # not a broadcast view
         copy = t.dim() >= 3 and tuple(t.shape[-3:]) in ((hq, tk, dh), (hq, dh, tk))
         return "a copy of the keys or values for every query head" if hq != hkv and copy and stored else ""
-    return _watched(forbid, q, k, v)
+    return watched(q, k, v, forbid=forbid)
 
 
 def _gqa_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(8)
-
-    def probe(b, hq, hkv, tq, tk, dh, label):
-        return Probe(_no_copy(torch.randn(b, hq, tq, dh, generator=g), torch.randn(b, hkv, tk, dh, generator=g),
-                              torch.randn(b, hkv, tk, dh, generator=g)), label)
-    return [probe(1, 6, 2, 3, 5, 4, "Hq = 6, Hkv = 2 (groups of 3), Tq = 3, Tk = 5, Dh = 4"),
-            probe(2, 8, 4, 2, 7, 3, "B = 2, Hq = 8, Hkv = 4 (groups of 2)"),
-            probe(1, 4, 1, 5, 3, 2, "multi-query: Hq = 4, Hkv = 1"),
-            probe(2, 3, 3, 4, 6, 5, "Hq = Hkv = 3: ordinary multi-head attention"),
-            probe(1, 6, 3, 2, 9, 4, "Hq = 6, Hkv = 3 (groups of 2)")]
-
-
-def _fixed_group(q, k, v):
-    b, hq, tq, dh = q.shape
-    out = (q.reshape(b, -1, 3, tq, dh) @ k.unsqueeze(2).mT / math.sqrt(dh)).softmax(-1) @ v.unsqueeze(2)
-    return out.reshape(b, hq, tq, dh)  # groups of 3 whatever Hq / Hkv is
+    return [Probe(_no_copy(g, 1, 6, 2, 3, 5, 4), "Hq = 6, Hkv = 2 (groups of 3), Tq = 3, Tk = 5, Dh = 4"),
+            Probe(_no_copy(g, 2, 8, 4, 2, 7, 3), "B = 2, Hq = 8, Hkv = 4 (groups of 2)"),
+            Probe(_no_copy(g, 1, 4, 1, 5, 3, 2), "multi-query: Hq = 4, Hkv = 1"),
+            Probe(_no_copy(g, 2, 3, 3, 4, 6, 5), "Hq = Hkv = 3: ordinary multi-head attention"),
+            Probe(_no_copy(g, 1, 6, 3, 2, 9, 4), "Hq = 6, Hkv = 3 (groups of 2)")]
 
 
 check_grouped_attention = Exercise(
-    "Exercise 5", reference=lambda q, k, v: gqa(*_plain(q, k, v)), probes=_gqa_probes,
+    "Exercise 5", reference=lambda q, k, v: gqa(*plain(q, k, v)), probes=_gqa_probes,
     correct="Query heads grouped by their key/value head, k and v shared by broadcasting: GQA without "
             "a copy of the cache.",
     mistakes=[
         Mistake("Your function copies k or v to one head per query head (repeat_interleave, repeat, expand then "
-                "reshape, or indexing with a list of heads): that builds a full-size copy of the cache at every "
-                "step. Give the query heads a group axis and let broadcasting share each key/value head.",
-                raises=Refused, match="copy",
-                example=lambda q, k, v: gqa(q, *(t.repeat_interleave(q.shape[1] // t.shape[1], dim=1)
-                                                 for t in (k, v)))),
-        Mistake("Your function calls a ready-made attention (torch's scaled_dot_product_attention, with or without "
-                "enable_gqa, or attnlib's): write the grouping and the attention yourself.", raises=Refused,
-                match="ready-made",
+                "reshape, or indexing with a list of heads), a full-size copy of the cache at every step: give the "
+                "query heads a group axis and let broadcasting share each key/value head.", raises=Refused,
+                match="copy", example=lambda q, k, v: gqa(q, k.repeat_interleave(3, 1), v.repeat_interleave(3, 1))),
+        Mistake("You call a ready-made attention (torch's scaled_dot_product_attention, with or without enable_gqa, or "
+                "attnlib's): write the grouping and the attention yourself.", raises=Refused, match="ready-made",
                 example=lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)),
         Mistake("Your query head h reads key/value head h % Hkv (the heads dealt out in turn: 0, 1, 0, 1, ...), "
                 "but in torch's enable_gqa and Ainslie et al.'s groups consecutive query heads share one key/value "
-                "head: split Hq into (Hkv, g), the key/value head first.",
-                answer=lambda q, k, v: gqa(q, k, v, tiled=True)),
-        Mistake("Your scores are not divided by sqrt(Dh), the width of the queries and keys.",
-                answer=lambda q, k, v: gqa(q, k, v, scaled=False)),
+                "head: split Hq into (Hkv, g), the key/value head first.", answer=variant(gqa, tiled=True)),
+        Mistake("You did not divide the scores by sqrt(Dh), the width of q and k.", answer=variant(gqa, scaled=False)),
         Mistake("Your softmax ran over the queries: each query's weights over the keys (the last axis) must sum "
-                "to 1.", answer=lambda q, k, v: gqa(q, k, v, softmax_dim=-2)),
+                "to 1.", answer=variant(gqa, softmax_dim=-2)),
         Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: merge the group axes back, (B, Hkv, g, Tq, "
                 "Dh) -> (B, Hq, Tq, Dh).", when=lambda got: got.dim() == 5,
                 example=lambda q, k, v: gqa(q, k, v).reshape(q.shape[0], k.shape[1], -1, *q.shape[2:])),
         Mistake("A reshape asked for a shape that does not hold q's values: read Hkv from k.shape[1] and the group "
                 "size g = Hq // Hkv from the shapes, not from the notebook's numbers.", raises=RuntimeError,
-                match="invalid for input of size", example=_fixed_group),
+                match="invalid for input of size",  # the example's groups of 3: right on the first probe only
+                example=lambda q, k, v: gqa(q.reshape(len(q), -1, 3, *q.shape[2:]).flatten(1, 2), k, v)),
     ])

@@ -1,15 +1,9 @@
-"""Exercises of notebook 09 (attention inside pretrained transformers), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: a mean over every position, padding included, instead of
-the real tokens; the weight a token gives itself (the main diagonal) or the next token instead of the
-previous one; the group size of grouped-query attention read the wrong way round; the key/value cache
-counted without one of K and V, with the 9 query heads instead of the 3 key/value heads, or in numbers
-instead of bytes. No checker draws from torch's global random generator, so a check cell changes no later
-random draw of the notebook.
-"""
+"""Exercises of notebook 09 (attention inside pretrained transformers). No checker draws from torch's global random
+generator, so a check cell changes no later random draw of the notebook."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -23,8 +17,6 @@ LAYERS, HQ, HKV, DH, BYTES = 30, 9, 3, 64, 4
 
 
 # --- Exercise 1: mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E), the mean of the real tokens ---------
-
-
 def _mean_pool(hidden, attention_mask):
     real = attention_mask[..., None].to(hidden.dtype)  # (B, T, 1): 1 for a real token
     return (hidden * real).sum(dim=1) / real.sum(dim=1)  # (B, E)
@@ -43,8 +35,7 @@ def _padding_mean(got, args):
     """The mean of each sentence's padding instead of its real tokens (the mask inverted)."""
     hidden, mask = args
     pad = (1 - mask)[..., None].to(hidden.dtype)
-    padded = pad.sum(dim=(1, 2)) > 0
-    means = (hidden * pad).sum(dim=1) / pad.sum(dim=1).clamp_min(1)
+    padded, means = pad.sum(dim=(1, 2)) > 0, (hidden * pad).sum(dim=1) / pad.sum(dim=1).clamp_min(1)
     return bool(padded.any()) and bool(torch.allclose(got[padded].double(), means[padded].double(), atol=1e-5))
 
 
@@ -52,42 +43,29 @@ check_mean_pool = Exercise(
     "Exercise 1", reference=_mean_pool, probes=_pool_probes,
     correct="Padding changes nothing: the sentence's vector averages its real tokens only.",
     mistakes=[
-        Mistake("Your mean includes the padded positions: hidden.mean(dim=1) divides by T. Multiply by the mask "
-                "first, sum over the tokens and divide by each sentence's number of real tokens.",
-                answer=lambda hidden, mask: hidden.mean(dim=1)),
+        Mistake("Your mean includes the padded positions (hidden.mean(dim=1) divides by T): multiply by the mask, sum "
+                "over the tokens and divide by each sentence's number of real tokens.", answer=lambda h, m: h.mean(1)),
         Mistake("You zeroed the padding but still divided by T: divide by each sentence's number of real tokens, "
-                "attention_mask.sum(dim=1, keepdim=True).",
-                answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1) / hidden.shape[1]),
-        Mistake("You summed over the features E instead of the tokens T: pool over dim=1.",
-                answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=-1)),
-        Mistake("You divided by the real tokens of the whole batch, attention_mask.sum(): each sentence is divided "
-                "by its own count, attention_mask.sum(dim=1, keepdim=True), shape (B, 1).",
-                answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1) / mask.sum()),
+                "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / h.shape[1]),
+        Mistake("You summed the features E, not the tokens T (dim=1).", answer=lambda h, m: (h * m[..., None]).sum(-1)),
+        Mistake("You divided by the batch's real tokens, attention_mask.sum(): divide each sentence by its own count, "
+                "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / m.sum()),
         Mistake("You averaged the padding: Hugging Face's attention_mask is 1 for a real token and 0 for padding, so "
-                "multiply by the mask as it is (no 1 - mask, no ~).", when=lambda got, args: _padding_mean(got, args),
-                example=lambda hidden, mask: _mean_pool(hidden, 1 - mask)),
+                "use it as it is (no 1 - mask, no ~).", when=_padding_mean, example=lambda h, m: _mean_pool(h, 1 - m)),
         Mistake("You summed the real tokens but did not divide: the mean divides each sentence's sum by its number "
-                "of real tokens.", answer=lambda hidden, mask: (hidden * mask[..., None]).sum(dim=1)),
+                "of real tokens.", answer=lambda h, m: (h * m[..., None]).sum(1)),
         Mistake("A (B, E) sum divided by a (B,) count broadcasts the count along E, not along B. Keep the count's "
                 "axis: attention_mask.sum(dim=1, keepdim=True), shape (B, 1).", raises=RuntimeError,
-                match="size of tensor", example=lambda hidden, mask: (hidden * mask[..., None]).sum(1) / mask.sum(1)),
+                match="size of tensor", example=lambda h, m: (h * m[..., None]).sum(1) / m.sum(1)),
     ])
 
 
 # --- Exercise 2: previous_token_score(weights (..., T, T)) -> (...), the weight on key i - 1 ----------------------
-
-
-def _causal(*shape, seed):
-    g = torch.Generator().manual_seed(seed)
-    t = shape[-1]
-    scores = torch.randn(*shape, t, generator=g) * 2
-    return scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf")).softmax(dim=-1)
-
-
 def _weight_probes():
-    g = torch.Generator().manual_seed(10)
+    g, g_causal = torch.Generator().manual_seed(10), torch.Generator().manual_seed(11)
+    causal = (torch.randn(2, 3, 5, 5, generator=g_causal) * 2).masked_fill(torch.ones(5, 5).triu(1).bool(), -math.inf)
     return [Probe((torch.randn(4, 6, 6, generator=g).softmax(dim=-1),), "(H, T, T) = (4, 6, 6), an encoder's weights"),
-            Probe((_causal(2, 3, 5, seed=11),), "(B, H, T, T) = (2, 3, 5, 5), causal"),
+            Probe((causal.softmax(dim=-1),), "(B, H, T, T) = (2, 3, 5, 5), causal"),
             Probe((torch.randn(6, 12, 3, 3, generator=g).softmax(dim=-1),), "(layers, H, T, T) = (6, 12, 3, 3)")]
 
 
@@ -115,7 +93,6 @@ check_previous_token_score = Exercise(
 
 
 # --- Exercise 3 (predict, then run): how many query heads read one key/value head? ---------------------------------
-
 check_group_size = Exercise(
     "Exercise 3", expected=HQ // HKV, read=as_number,
     correct="Query heads 0-2 read key/value head 0, 3-5 head 1, 6-8 head 2.",
@@ -125,15 +102,12 @@ check_group_size = Exercise(
         Mistake("9 is the number of query heads; each key/value head is read by a share of them.", answer=9),
         Mistake("1 would be ordinary multi-head attention, one key/value head per query head; SmolLM2's key "
                 "projection is narrower than its query projection.", answer=1),
-        Mistake("{got} is inverted: key/value heads per query head. The question asks the query heads per key/value "
-                "head.", answer=1 / 3),
-        Mistake("{got} is the width of the keys of all key/value heads side by side; each head is Dh = 64 wide.",
-                answer=192),
+        Mistake("{got} is inverted: it counts key/value heads per query head, not the reverse.", answer=1 / 3),
+        Mistake("{got} is the width of all key/value heads' keys side by side; each head is Dh = 64 wide.", answer=192),
     ])
 
 
 # --- Exercise 4 (predict, then run): the bytes of SmolLM2's float32 key/value cache per token -------------------
-
 check_cache_bytes = Exercise(
     "Exercise 4", expected=2 * LAYERS * HKV * DH * BYTES, read=as_number,
     correct="2 (K and V) x 30 layers x 3 heads x 64 numbers x 4 bytes = 46080 bytes, 45 KiB per token.",
@@ -144,10 +118,8 @@ check_cache_bytes = Exercise(
                 "both, in float32, 4 bytes a number.", answer=LAYERS * HKV * DH * BYTES),
         Mistake("{got} uses the 9 query heads: only the 3 key/value heads are cached, which is what grouped-query "
                 "attention saves.", answer=2 * LAYERS * HQ * DH * BYTES),
-        Mistake("{got} is a count of numbers, not bytes: each float32 number takes 4 bytes.",
-                answer=2 * LAYERS * HKV * DH),
-        Mistake("{got} is one layer: every one of the 30 layers keeps its own keys and values.",
-                answer=2 * HKV * DH * BYTES),
+        Mistake("{got} counts numbers, not bytes: each float32 number takes 4 bytes.", answer=2 * LAYERS * HKV * DH),
+        Mistake("{got} is one layer: all 30 layers keep their own keys and values.", answer=2 * HKV * DH * BYTES),
         Mistake("{got} is in KiB: the question asks bytes.", answer=2 * LAYERS * HKV * DH * BYTES / 1024),
         Mistake("{got} is in bits: the question asks bytes (8 bits each).", answer=2 * LAYERS * HKV * DH * BYTES * 8),
     ])
