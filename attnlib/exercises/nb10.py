@@ -1,12 +1,5 @@
-"""Exercises of notebook 10 (induction heads), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The
-tables name the notebook's classic mistakes: a repeated batch whose copies sit at a few fixed distances
-(a model then finds the earlier copy by its position, not by its tokens), overlap, or never reach an end
-of the sequence; a loss in bits or as a probability instead of nats; an even spread scored as 1/T, although
-the causal mask lets query i see only i + 1 keys; an induction head aimed at the earlier occurrence itself
-instead of the token after it; an ablation predicted to leave the loss low.
-"""
+"""Exercises of notebook 10 (induction heads), declared as data: a repeated batch judged by its properties, three
+predicted losses or scores and the induction targets, each with a table of the notebook's classic mistakes."""
 
 from __future__ import annotations
 
@@ -14,7 +7,7 @@ import math
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, as_number, near, variant
 
 __all__ = ["check_ablation_loss", "check_even_spread_score", "check_induction_targets", "check_repeated_batch",
            "check_untrained_loss"]
@@ -22,25 +15,18 @@ __all__ = ["check_ablation_loss", "check_even_spread_score", "check_induction_ta
 VOCAB, T = 64, 32  # the notebook's vocabulary and sequence length
 
 
-def _near(value: float, tol: float):
-    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= tol
-
-
-def _direction(expected: float, low: str, high: str):
-    """A hint that says which way a prediction is off, never by how much (the next cell measures it)."""
-    return lambda got, want, args: (low if got < expected else high) if isinstance(got, (int, float)) else None
+def _direction(low: str, high: str):
+    """Which way a prediction is off, never by how much (unlike the shared direction(), inf and NaN are too high)."""
+    return lambda got, want, args: (low if got < want else high) if isinstance(got, (int, float)) else None
 
 
 # --- Exercise 1: repeated_batch(batch_size, seq_len, repeat_len, vocab_size, generator), judged by its properties ---
-
-
 def _parts(got):
     """(tokens, first, second) when the output has that form (three integer tensors of ranks 2, 1, 1), else None."""
-    if isinstance(got, (tuple, list)) and len(got) == 3 and all(isinstance(x, torch.Tensor) for x in got) \
-            and [x.dim() for x in got] == [2, 1, 1] \
-            and not any(x.is_floating_point() or x.is_complex() or x.dtype == torch.bool for x in got):
-        return tuple(x.long() for x in got)
-    return None
+    if not (isinstance(got, (tuple, list)) and len(got) == 3 and all(isinstance(x, torch.Tensor) for x in got)):
+        return None
+    integer = not any(x.is_floating_point() or x.is_complex() or x.dtype == torch.bool for x in got)
+    return tuple(x.long() for x in got) if integer and [x.dim() for x in got] == [2, 1, 1] else None
 
 
 def _batch(predicate):
@@ -48,10 +34,11 @@ def _batch(predicate):
     return lambda got, args: _parts(got) is not None and bool(predicate(*_parts(got), *args[:4]))
 
 
-def _batch_with(tokens=None, first_low=0, first_short=0, gap=None, after=None):
-    """repeated_batch, right by default; each keyword makes one classic mistake (for the tests and the solution)."""
+def _batch_with(ids=(0, 0), tokens=None, first_low=0, first_short=0, gap=None, after=None):
+    """repeated_batch, right by default; each keyword makes one classic mistake (for the tests and the solution):
+    ``ids=(low, high)`` draws the tokens from randint(low, vocab_size + high)."""
     def make(b, t, n, v, g):
-        x = tokens(b, t, v, g) if tokens else torch.randint(v, (b, t), generator=g)  # (B, T)
+        x = tokens(b, t, v, g) if tokens else torch.randint(ids[0], v + ids[1], (b, t), generator=g)  # (B, T)
         first = torch.randint(first_low, t - 2 * n + 1 - first_short, (b,), generator=g)  # 0 .. T - 2L
         room = t - 2 * n - first + 1  # (B,): how many starts the second copy has
         second = first + n + (gap(room, g) if gap else (torch.rand(b, generator=g) * room).long())
@@ -69,9 +56,8 @@ def _same_places(b, t, n, v, g):
 
 
 def _batch_probes():
-    return [Probe((4096, 32, 10, 64, torch.Generator().manual_seed(0)), "repeated_batch(4096, 32, 10, 64)"),
-            Probe((3000, 20, 4, 9, torch.Generator().manual_seed(1)), "repeated_batch(3000, 20, 4, 9)"),
-            Probe((2000, 15, 6, 50, torch.Generator().manual_seed(2)), "repeated_batch(2000, 15, 6, 50)")]
+    sizes = [(4096, 32, 10, 64), (3000, 20, 4, 9), (2000, 15, 6, 50)]
+    return [Probe((*s, torch.Generator().manual_seed(i)), f"repeated_batch{s}") for i, s in enumerate(sizes)]
 
 
 def _uniform(x, v, b, t):
@@ -87,15 +73,13 @@ check_repeated_batch = Exercise(
     mistakes=[
         Mistake("Return three integer tensors: (tokens (B, T), first (B,), second (B,)).",
                 when=lambda got: _parts(got) is None, example=lambda *a: _batch_with()(*a)[0]),
-        Mistake(lambda got, args: f"For repeated_batch({', '.join(map(str, args[:4]))}, generator) expected tokens "
-                f"{tuple(args[:2])}, first and second ({args[0]},); got {', '.join(str(tuple(x.shape)) for x in got)}. "
-                "Read every size from the arguments.",
+        Mistake(lambda got, args: f"For repeated_batch{args[:4]} expected tokens {args[:2]}, first and second "
+                f"({args[0]},); got {', '.join(str(tuple(x.shape)) for x in got)}. Read every size from the arguments.",
                 when=lambda got, args: [tuple(x.shape) for x in _parts(got)] != [tuple(args[:2]), args[:1], args[:1]],
                 example=lambda b, t, n, v, g: _batch_with()(b, 32, 10, 64, g)),
         Mistake(lambda got, args: f"Token ids must lie in 0 .. vocab_size - 1 = {args[3] - 1}; yours run from "
                 f"{int(got[0].min())} to {int(got[0].max())}.",
-                when=_batch(lambda x, f, s, b, t, n, v: x.min() < 0 or x.max() >= v),
-                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(1, v + 1, (b, t), generator=g))),
+                when=_batch(lambda x, f, s, b, t, n, v: x.min() < 0 or x.max() >= v), example=_batch_with(ids=(1, 1))),
         Mistake("A copy runs off the sequence: both copies must fit, first >= 0 and second + repeat_len <= seq_len.",
                 when=_batch(lambda x, f, s, b, t, n, v: (f < 0).any() or (s + n > t).any()),
                 example=_batch_with(after=lambda x, f, s, g: (x, f, s + 1))),
@@ -111,10 +95,9 @@ check_repeated_batch = Exercise(
                     x.gather(1, s[:, None] + torch.arange(n)), x.gather(1, f[:, None] + torch.arange(n)))),
                 example=_batch_with(after=lambda x, f, s, g: (torch.randint(int(x.max()) + 1, x.shape, generator=g),
                                                               f, s))),
-        Mistake("Every row has its copies at the same places: you drew one pair of starts for the whole batch. Draw "
-                "first and second for every row, so that a model cannot learn the places instead of matching tokens.",
-                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()),
-                example=_same_places),
+        Mistake("You drew one pair of starts for the whole batch, so every row has its copies at the same places: "
+                "draw first and second per row, or a model learns the places instead of matching tokens.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()), example=_same_places),
         Mistake(lambda got, args: f"Your second copy starts at only {len(set((got[2] - got[1]).tolist()))} distance(s) "
                 "from the first, where every distance from repeat_len to seq_len - repeat_len must be possible: a "
                 "model then finds the earlier copy by counting back, not by matching tokens, and no induction head "
@@ -123,8 +106,7 @@ check_repeated_batch = Exercise(
         Mistake("The first copy never starts at position 0: the low bound of its start is 0.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.min() > 0), example=_batch_with(first_low=1)),
         Mistake(lambda got, args: f"The first copy never starts at seq_len - 2 * repeat_len = {args[1] - 2 * args[2]}, "
-                "the last start that leaves room for both copies: randint's high is exclusive, one more than the "
-                "last value it draws.",
+                "the last start with room for both: randint's high is exclusive, one above the last value drawn.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.max() < t - 2 * n), example=_batch_with(first_short=1)),
         Mistake("The second copy never reaches the end of the sequence (second + repeat_len = seq_len) for a first "
                 "copy that leaves room: the gap's high bound is one short (randint's high is exclusive).",
@@ -137,11 +119,9 @@ check_repeated_batch = Exercise(
                 example=_batch_with(gap=lambda room, g: (room - 1) * torch.randint(2, room.shape, generator=g))),
         Mistake(lambda got, args: f"Token id {args[3] - 1}, the last of the vocabulary, never appears: randint's high "
                 "is exclusive, and torch.randint(vocab_size, ...) draws 0 .. vocab_size - 1.",
-                when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1),
-                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v - 1, (b, t), generator=g))),
+                when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1), example=_batch_with(ids=(0, -1))),
         Mistake("Token id 0 never appears: the ids run from 0 to vocab_size - 1.",
-                when=_batch(lambda x, f, s, b, t, n, v: x.min() > 0),
-                example=_batch_with(tokens=lambda b, t, v, g: torch.randint(1, v, (b, t), generator=g))),
+                when=_batch(lambda x, f, s, b, t, n, v: x.min() > 0), example=_batch_with(ids=(1, 0))),
         Mistake("Your tokens are not drawn uniformly: some ids come up far more often than others. Draw each token "
                 "with torch.randint(vocab_size, (batch_size, seq_len), generator=generator).",
                 when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
@@ -151,64 +131,56 @@ check_repeated_batch = Exercise(
 
 
 # --- Exercise 2 (predict, then run): the loss of an untrained model, in nats --------------------------------------
-
 check_untrained_loss = Exercise(
     "Exercise 2", expected=math.log(VOCAB), decimals=1, read=as_number,
     correct=f"ln 64 = {math.log(VOCAB):.2f} nats: a uniform guess over 64 tokens, on every position alike.",
-    diagnose=_direction(math.log(VOCAB), "Too low for a model that knows nothing: it gives each of the 64 tokens "
-                        "the same probability, and the loss is minus the log of the right token's probability.",
-                        "Too high: a model that knows nothing gives each of the 64 tokens the same probability; "
-                        "the loss is minus the natural log of that probability."),
+    diagnose=_direction("Too low for a model that knows nothing: it gives each of the 64 tokens the same probability, "
+                        "and the loss is minus the log of the right token's.", "Too high: a model that knows nothing "
+                        "gives each of the 64 tokens the same probability; the loss is minus its natural log."),
     mistakes=[
         Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
-                when=_near(math.log2(VOCAB), 0.05), example=6),
+                when=near(math.log2(VOCAB), tol=0.05), example=6),
         Mistake("{got} is the probability of the right token; the loss is minus its natural log.",
-                when=_near(1 / VOCAB, 0.002), example=1 / 64),
+                when=near(1 / VOCAB, tol=0.002), example=1 / 64),
         Mistake("{got} is the number of tokens; the loss is minus the natural log of the probability of one of them.",
-                when=_near(VOCAB, 0.5), example=64),
-        Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log.", when=_near(math.log10(VOCAB), 0.05),
-                example=1.81),
+                when=near(VOCAB, tol=0.5), example=64),
+        Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log.",
+                when=near(math.log10(VOCAB), tol=0.05), example=1.81),
         Mistake("A loss of 0 means the model is sure and right; an untrained model knows nothing and guesses "
-                "uniformly.", when=_near(0.0, 0.005), example=0),
+                "uniformly.", when=near(0.0, tol=0.005), example=0),
         Mistake("{got} is ln T, a guess over the 32 positions; the model guesses a token, one of the V = 64 of the "
-                "vocabulary.", when=_near(math.log(T), 0.05), example=math.log(32)),
+                "vocabulary.", when=near(math.log(T), tol=0.05), example=math.log(32)),
     ])
 
 
 # --- Exercise 3 (predict, then run): the previous-token score of an even spread under the causal mask -------------
-
 EVEN_SPREAD = sum(1 / (i + 1) for i in range(1, T)) / (T - 1)  # query i sees keys 0 .. i: weight 1 / (i + 1) each
 
 check_even_spread_score = Exercise(
     "Exercise 3", expected=EVEN_SPREAD, decimals=2, read=as_number,
     correct=f"{EVEN_SPREAD:.3f}: query i sees its i + 1 keys, so it gives the previous one 1 / (i + 1); the mean over "
             "i = 1 .. 31 is dominated by the first queries (1/2, 1/3, ...): about three times 1/T.",
-    diagnose=_direction(EVEN_SPREAD, "Too low: average, over the queries i = 1 .. T - 1, the weight 1 / (number of "
-                        "keys query i may see).", "Too high: average, over the queries i = 1 .. T - 1, the weight "
-                        "1 / (number of keys query i may see)."),
+    diagnose=_direction("Too low: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1.",
+                        "Too high: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1."),
     mistakes=[
         Mistake("{got} spreads each query's weight over all T keys (1/T), but the causal mask lets query i see only "
                 "keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
                 when=lambda got: isinstance(got, (int, float)) and 0.028 <= got <= 0.036, example=1 / 32),
         Mistake("{got} is 1 over the mean number of keys; the score is the mean of 1 / (number of keys), which is "
                 "larger (the first queries, with few keys, give the previous token much of their weight).",
-                when=_near(2 / (T + 1), 0.004), example=2 / 33),
+                when=near(2 / (T + 1), tol=0.004), example=2 / 33),
         Mistake("{got} counts query 0, which has no previous token, or gives query i only i keys: query i sees the "
                 "i + 1 keys 0 .. i, and the mean runs over i = 1 .. T - 1.",
                 when=lambda got: isinstance(got, (int, float)) and 0.124 <= got <= 0.133, example=0.127),
         Mistake("{got} is query 1 alone (2 keys); the score averages the queries 1 .. 31, most of which see many keys.",
-                when=_near(0.5, 0.01), example=0.5),
+                when=near(0.5, tol=0.01), example=0.5),
     ])
 
 
 # --- Exercise 4: induction_targets(tokens), the key an induction head attends to from every query ------------------
-
-
 def _targets(tokens, pick="latest", shift=1, strict=True, missing=-1):
-    """(B, T) ids -> (B, T): the position after the latest earlier occurrence of each token, -1 when there is none.
-
-    Each keyword switches on one classic mistake: the first occurrence, the occurrence itself (shift=0), the query
-    counted as its own earlier occurrence (strict=False), another value where the token is new."""
+    """(B, T) ids -> (B, T): the position after the latest earlier occurrence of each token, -1 where there is none.
+    Each keyword switches on one classic mistake (strict=False: the query is its own earlier occurrence)."""
     t = tokens.shape[-1]
     earlier = (tokens[..., :, None] == tokens[..., None, :]) & torch.ones(t, t, dtype=torch.bool).tril(-int(strict))
     j = torch.arange(t) if pick == "latest" else t - torch.arange(t)  # the latest (or the first) scores highest
@@ -232,40 +204,37 @@ check_induction_targets = Exercise(
     correct="Each query points at the token after the latest earlier copy of its own token: the key an induction "
             "head attends to, and the token it predicts next.",
     mistakes=[
-        Mistake("You point at the earlier occurrence itself (the same token as the query). An induction head "
-                "attends to the token right after it, the one it copies: position j + 1.",
-                answer=lambda x: _targets(x, shift=0)),
+        Mistake("You point at the earlier occurrence itself (the same token as the query); an induction head attends "
+                "to the token right after it, the one it copies: position j + 1.", answer=variant(_targets, shift=0)),
         Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at i + 1, a "
-                "future token. Only positions j < i count.", answer=lambda x: _targets(x, strict=False)),
+                "future token. Only positions j < i count.", answer=variant(_targets, strict=False)),
         Mistake("You take the first occurrence of the token; an induction head reads the latest one before the "
                 "query (the largest j < i), which matters when a token has come up more than once.",
-                answer=lambda x: _targets(x, pick="first")),
+                answer=variant(_targets, pick="first")),
         Mistake(lambda got: f"Where the token has not come up before, return -1 (your function returns "
                 f"{sorted(set(got[got < 1].tolist()) - {-1}) or 'something else'} there).",
                 when=lambda got, args: isinstance(got, torch.Tensor) and got.shape == args[0].shape
                 and torch.equal(got[_targets(args[0]) >= 0], _targets(args[0])[_targets(args[0]) >= 0])
                 and not torch.equal(got, _targets(args[0])),
-                example=lambda x: _targets(x, missing=0)),
+                example=variant(_targets, missing=0)),
     ])
 
 
 # --- Exercise 5 (predict, then run): the second copy's loss with layer 1's induction heads zeroed --------------
-
 check_ablation_loss = Exercise(
     "Exercise 5", expected=math.log(VOCAB), atol=0.45, rtol=0.0, read=as_number,
     correct=f"Near ln 64 = {math.log(VOCAB):.2f}: without the heads that copy, the repeat is as unpredictable as the "
             "first copy.",
-    diagnose=_direction(math.log(VOCAB), "Lower than what the ablation gives: a guess better than a uniform one "
-                        "needs a head that reads the earlier tokens for the next one, and those were the heads you "
-                        "removed; what is left does not even reach a guess over the tokens already seen (the next "
-                        "cells measure both).", "Higher than a uniform guess over the "
-                        "vocabulary, what a model that knows nothing about the next token pays."),
+    diagnose=_direction("Lower than the ablation gives: beating a uniform guess needs a head that reads the earlier "
+                        "tokens for the next one, and you removed those heads; what is left does not even reach a "
+                        "guess over the tokens already seen (the next cells measure both).", "Higher than a uniform "
+                        "guess over the vocabulary, what a model that knows nothing about the next token pays."),
     mistakes=[
         Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "
-                "induction heads gone the model can only guess.", when=lambda got: isinstance(got, (int, float))
-                and 0 <= got < 2.0, example=0.5),
+                "induction heads gone the model can only guess.",
+                when=lambda got: isinstance(got, (int, float)) and 0 <= got < 2.0, example=0.5),
         Mistake("{got} is in bits (log2 64); the losses here are in nats, natural logs.",
-                when=_near(math.log2(VOCAB), 0.3), example=6),
+                when=near(math.log2(VOCAB), tol=0.3), example=6),
         Mistake("64 is the number of tokens; a uniform guess over them costs minus the log of 1/64.",
-                when=_near(VOCAB, 1.0), example=64),
+                when=near(VOCAB, tol=1.0), example=64),
     ])

@@ -1,10 +1,5 @@
-"""Exercises of notebook 11 (the attention of 2026's open models), declared as data.
-
-Each name below is an :class:`~attnlib.exercises.Exercise` that the notebook's check cell calls. The tables
-name the notebook's classic mistakes: the RoPE part compressed (rotated) with the rest of the latent, the
-window off by one, the sink added to the numerator, a gain on one side only or a length of 1 for a normed
-vector, the gate after the output projection.
-"""
+"""Exercises of notebook 11 (the attention of 2026's open models), declared as data: latent attention's keys, the
+sliding window, a sink, QK-norm's gain and the output gate, each with a table of the notebook's classic mistakes."""
 
 from __future__ import annotations
 
@@ -14,18 +9,18 @@ import torch
 
 from ..modern import softmax_with_sink
 from ..positions import apply_rope
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, as_number, near, variant
 
 __all__ = ["check_gated_output", "check_mla_keys", "check_qk_gain", "check_sink_softmax", "check_window_mask"]
 
 
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+def _randn(seed: int):
+    """Normal draws from one generator seeded with ``seed``: ``r = _randn(0); r(2, 3)`` is a (2, 3) tensor."""
+    g = torch.Generator().manual_seed(seed)
+    return lambda *shape: torch.randn(*shape, generator=g)
 
 
 # --- Exercise 1: every head's keys from the compressed vector (multi-head latent attention) ---------------
-
-
 def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", split="latent_first",
              interleaved=False):
     """[c W_UK,h ; RoPE(k_R)] per head; the keywords switch on one classic mistake each."""
@@ -47,51 +42,42 @@ def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", 
 
 
 def _mla_probes() -> list[Probe]:
-    g = _generator(11)
-    return [Probe((torch.randn(1, 5, 8 + 4, generator=g), torch.randn(2, 8, 6, generator=g), torch.arange(5)),
-                  "B = 1, T = 5, r = 8, dR = 4, H = 2, dn = 6"),
-            Probe((torch.randn(2, 3, 6 + 2, generator=g), torch.randn(3, 6, 4, generator=g), torch.arange(7, 10)),
+    r = _randn(11)
+    return [Probe((r(1, 5, 8 + 4), r(2, 8, 6), torch.arange(5)), "B = 1, T = 5, r = 8, dR = 4, H = 2, dn = 6"),
+            Probe((r(2, 3, 6 + 2), r(3, 6, 4), torch.arange(7, 10)),
                   "a decoding step at positions 7, 8, 9 (r = 6, dR = 2, H = 3)"),
-            Probe((torch.randn(1, 4, 10 + 6, generator=g), torch.randn(4, 10, 3, generator=g), torch.arange(4)),
-                  "r = 10, dR = 6, H = 4, dn = 3")]
+            Probe((r(1, 4, 10 + 6), r(4, 10, 3), torch.arange(4)), "r = 10, dR = 6, H = 4, dn = 3")]
 
 
-COMPRESSED_WITH_THE_REST = ("the RoPE part is compressed (rotated) with the rest: only the last dR features, the "
-                            "RoPE part, are rotated; ")
+WITH_THE_REST = "the RoPE part is compressed (rotated) with the rest: rotate only the RoPE part, the last dR features; "
 
 check_mla_keys = Exercise(
     "Exercise 1", reference=mla_keys, probes=_mla_probes,
     correct="The latent is up-projected per head, the RoPE part is rotated once and shared by every head: the "
             "cache needs only c and k_R.",
     mistakes=[
-        Mistake("Your keys rotate the whole compressed vector, latent included: " + COMPRESSED_WITH_THE_REST
-                + "a rotated latent would carry its token's position into W_UK's product, and the up-projection "
-                "could no longer be absorbed into the query (section 2).",
-                answer=lambda c, w, p: mla_keys(c, w, p, rotate="all")),
-        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + COMPRESSED_WITH_THE_REST
-                + "then a rotation would sit between the query and W_UK, and decoding could not absorb W_UK.",
-                answer=lambda c, w, p: mla_keys(c, w, p, rotate="key")),
+        Mistake("Your keys rotate the whole compressed vector, latent included: " + WITH_THE_REST + "a rotated "
+                "latent would carry its token's position into W_UK's product, and the up-projection could no longer "
+                "be absorbed into the query (section 2).", answer=variant(mla_keys, rotate="all")),
+        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + WITH_THE_REST + "a rotation between "
+                "the query and W_UK stops decoding from absorbing W_UK.", answer=variant(mla_keys, rotate="key")),
         Mistake("Your RoPE part is not rotated: apply attnlib.apply_rope to it, with the positions given.",
-                answer=lambda c, w, p: mla_keys(c, w, p, rotate="none")),
+                answer=variant(mla_keys, rotate="none")),
         Mistake("Your RoPE part is rotated as if the tokens sat at positions 0, 1, ...: pass the positions given "
-                "(a decoding step starts after the cached tokens).",
-                answer=lambda c, w, p: mla_keys(c, w, p, rotate="from_zero")),
+                "(a decoding step starts after the cached tokens).", answer=variant(mla_keys, rotate="from_zero")),
         Mistake("Your RoPE part was rotated with interleaved pairs: use attnlib.apply_rope's default pairing (the "
-                "one the queries use here).", answer=lambda c, w, p: mla_keys(c, w, p, interleaved=True)),
+                "one the queries use here).", answer=variant(mla_keys, interleaved=True)),
         Mistake("Your keys put the RoPE part first: each head's key is c W_UK,h first, then the RoPE part (the "
-                "queries are laid out the same way).", answer=lambda c, w, p: mla_keys(c, w, p, order="rope_first")),
+                "queries are laid out the same way).", answer=variant(mla_keys, order="rope_first")),
         Mistake("Your split takes the RoPE part from the first dR features: the latent comes first (r = "
-                "w_uk.shape[1] features), the RoPE part is the last dR.",
-                answer=lambda c, w, p: mla_keys(c, w, p, split="rope_first")),
-        Mistake("Your function multiplied all r + dR features by W_UK: " + COMPRESSED_WITH_THE_REST
-                + "take the first r features as the latent, and only those go through W_UK.",
+                "w_uk.shape[1] features), the RoPE part is the last dR.", answer=variant(mla_keys, split="rope_first")),
+        Mistake("Your function multiplied all r + dR features by W_UK: " + WITH_THE_REST + "take the first r "
+                "features as the latent, and only those go through W_UK.",
                 raises=RuntimeError, match="size|shape", example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
     ])
 
 
 # --- Exercise 2: the sliding-window mask, from positions --------------------------------------------------
-
-
 def window_mask(query_positions, key_positions, window, *, width=0, look_ahead=False):
     """True where p - window < k <= p; ``width`` moves the left edge (+1: one key too many), ``look_ahead``
     drops the causal condition."""
@@ -103,9 +89,8 @@ def window_mask(query_positions, key_positions, window, *, width=0, look_ahead=F
 def _by_index(query_positions, key_positions, window, *, align):
     """The mask of the positions 0, 1, ... (top-left) or of keys assumed to end at the last query (bottom-right)."""
     tq, tk = len(query_positions), len(key_positions)
-    if align == "top_left":
-        return window_mask(torch.arange(tq), torch.arange(tk), window)
-    return window_mask(torch.arange(tk - tq, tk), torch.arange(tk), window)
+    start = 0 if align == "top_left" else tk - tq
+    return window_mask(torch.arange(start, start + tq), torch.arange(tk), window)
 
 
 def _window_probes() -> list[Probe]:
@@ -123,17 +108,16 @@ check_window_mask = Exercise(
     mistakes=[
         Mistake("Your window is one key too wide: each query sees window + 1 positions. A window of W is the query's "
                 "own position and the W - 1 before it: k > p - W (transformers: kv_idx > q_idx - sliding_window).",
-                answer=lambda q, k, w: window_mask(q, k, w, width=1)),
+                answer=variant(window_mask, width=1)),
         Mistake("Your window is one key too narrow: each query sees window - 1 positions. A window of W counts the "
-                "query's own position: p - W < k <= p.", answer=lambda q, k, w: window_mask(q, k, w, width=-1)),
-        Mistake("Your mask compares the indices 0, 1, ... instead of the positions given: a decoding step's "
-                "queries come after the cache, at the positions in query_positions.",
-                answer=lambda q, k, w: _by_index(q, k, w, align="top_left")),
+                "query's own position: p - W < k <= p.", answer=variant(window_mask, width=-1)),
+        Mistake("Your mask compares the indices 0, 1, ... instead of the positions given: a decoding step's queries "
+                "come after the cache.", answer=variant(_by_index, align="top_left")),
         Mistake("Your mask assumes the keys are the last Tk positions, ending at the last query: compare the "
                 "positions given (a cache may keep an old token beside the recent ones).",
-                answer=lambda q, k, w: _by_index(q, k, w, align="bottom_right")),
+                answer=variant(_by_index, align="bottom_right")),
         Mistake("Your window looks ahead: a decoder's query never sees a later position. Keep k <= p beside the "
-                "window's condition.", answer=lambda q, k, w: window_mask(q, k, w, look_ahead=True)),
+                "window's condition.", answer=variant(window_mask, look_ahead=True)),
         Mistake("Your mask is inverted: in attnlib True means 'may attend'.",
                 answer=lambda q, k, w: ~window_mask(q, k, w)),
         Mistake("Your mask has the right pattern but is not bool: return a bool tensor (True = may attend).",
@@ -143,30 +127,25 @@ check_window_mask = Exercise(
 
 
 # --- Exercise 3: softmax with a sink logit -----------------------------------------------------------------
-
-
 def _sink_probes() -> list[Probe]:
-    g = _generator(13)
-    return [Probe((torch.randn(2, 3, 4, 5, generator=g), torch.tensor([0.0, 1.5, -2.0])),
-                  "B = 2, H = 3, Tq = 4, Tk = 5"),
-            Probe((torch.randn(1, 2, 3, 3, generator=g), torch.tensor([3.0, -1.0])), "H = 2, Tq = Tk = 3"),
-            Probe((torch.randn(3, 1, 2, 6, generator=g) * 100 + 900, torch.tensor([1000.0])),
+    r = _randn(13)
+    return [Probe((r(2, 3, 4, 5), torch.tensor([0.0, 1.5, -2.0])), "B = 2, H = 3, Tq = 4, Tk = 5"),
+            Probe((r(1, 2, 3, 3), torch.tensor([3.0, -1.0])), "H = 2, Tq = Tk = 3"),
+            Probe((r(3, 1, 2, 6) * 100 + 900, torch.tensor([1000.0])),
                   "scores near 1000 and a sink of 1000 (exp overflows)"),
-            Probe((torch.randn(1, 4, 5, 2, generator=g), torch.randn(4, generator=g)), "H = 4, Tq = 5, Tk = 2")]
+            Probe((r(1, 4, 5, 2), r(4)), "H = 4, Tq = 5, Tk = 2")]
 
 
 check_sink_softmax = Exercise(
     "Exercise 3", reference=softmax_with_sink, probes=_sink_probes,
     correct="exp(sink) joins each row's denominator only: the rows sum to less than 1, the rest goes nowhere.",
     mistakes=[
-        Mistake("Your rows sum to 1: the sink is missing, or it was added to the scores, where it sits in the "
-                "numerator as well as the denominator and cancels. The sink is one more term of the denominator "
-                "only: weights = exp(s) / (exp(sink) + sum exp(s)).",
-                answer=lambda s, sink: torch.softmax(s, dim=-1), example=lambda s, sink: torch.softmax(
-                    s + sink[:, None, None], dim=-1)),
-        Mistake("Your rows sum to more than 1: exp(sink) was added to the numerator too. It belongs in the "
-                "denominator only; the sink's own share is attention paid to nothing.",
-                when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()),
+        Mistake("Your rows sum to 1: the sink is missing, or added to the scores, where it sits in the numerator too "
+                "and cancels. It belongs in the denominator only: weights = exp(s) / (exp(sink) + sum exp(s)).",
+                answer=lambda s, sink: torch.softmax(s, dim=-1),
+                example=lambda s, sink: torch.softmax(s + sink[:, None, None], dim=-1)),
+        Mistake("Your rows sum to more than 1: exp(sink) was added to the numerator too. It belongs in the denominator "
+                "only, as attention paid to nothing.", when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()),
                 example=lambda s, sink: (s.exp() + sink[:, None, None].exp()) / (
                     s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
         Mistake("Your weights dropped a score's column and kept the sink's: the sink's column is the one to drop.",
@@ -193,62 +172,44 @@ check_sink_softmax = Exercise(
 
 DH, TARGET = 8, 10.0
 
-
-def _near(value: float, rel: float = 0.01):
-    """A predicate: the answer is a number within ``rel`` of ``value`` (a prediction written to 2 decimals)."""
-    return lambda got: isinstance(got, (int, float)) and abs(got - value) <= rel * abs(value)
-
-
 check_qk_gain = Exercise(
     "Exercise 4", expected=math.sqrt(TARGET / math.sqrt(DH)), decimals=2, read=as_number,
     correct="Normed, the query and the key are each g * sqrt(Dh) long, so the largest score is g^2 * sqrt(Dh): "
             "1.88^2 * 2.83 = 10. Only the gains, a few learned numbers, set how sharp a head can be.",
     mistakes=[
-        Mistake("With g = {got} a score of 10 is possible only if one of the two vectors carried the gain (or {got} "
-                "is g^2): the query and the key are both multiplied by g.",
-                when=_near(TARGET / math.sqrt(DH)), example=3.54),
+        Mistake("With g = {got} a score of 10 needs the gain on only one of the two vectors (or {got} is g^2): the "
+                "query and the key are both multiplied by g.", when=near(TARGET / math.sqrt(DH)), example=3.54),
         Mistake("{got} lets the dot product q . k reach 10 before the scale; the score is q . k / sqrt(Dh).",
-                when=_near(math.sqrt(TARGET / DH)), example=1.12),
+                when=near(math.sqrt(TARGET / DH)), example=1.12),
         Mistake("{got} treats the normed query and key as vectors of length 1: a root mean square of 1 over Dh "
-                "features is a length of sqrt(Dh).", when=_near(math.sqrt(TARGET * math.sqrt(DH))), example=5.32),
+                "features is a length of sqrt(Dh).", when=near(math.sqrt(TARGET * math.sqrt(DH))), example=5.32),
         Mistake("{got} is the largest score with gains of 1, not a gain: how does a gain g change that bound?",
-                when=_near(math.sqrt(DH)), example=2.83),
+                when=near(math.sqrt(DH)), example=2.83),
         Mistake("{got} would be right if the largest score with gains of 1 were 1; it is sqrt(Dh).",
-                when=_near(math.sqrt(TARGET)), example=3.16),
+                when=near(math.sqrt(TARGET)), example=3.16),
     ])
 
 
 # --- Exercise 5: the gated output ----------------------------------------------------------------------------
-
-
-def gated_output(heads, x, w_gate, w_out, *, where="before", gate="sigmoid", source="input", merge="transpose"):
+def gated_output(heads, x, w_gate, w_out, *, where="before", gate="sigmoid", source="input", merge="transpose",
+                 gate_as_heads=False):
     """out = (merge(heads) * sigmoid(x @ w_gate)) @ w_out; the keywords switch on one classic mistake each."""
     b, h, t, dh = heads.shape
     merged = heads.transpose(1, 2).reshape(b, t, h * dh) if merge == "transpose" else heads.reshape(b, t, h * dh)
     logits = (x if source == "input" else merged) @ w_gate  # (B, T, H*Dh)
     g = torch.sigmoid(logits) if gate == "sigmoid" else logits
+    if gate_as_heads:  # (B, T, H*Dh) read as (B, H, T, Dh): the gate meets the wrong features
+        g = g.view(b, h, t, dh).transpose(1, 2).reshape(b, t, h * dh)
     if where == "after":
         return (merged @ w_out) * g  # the gate after the output projection
     return (merged * g) @ w_out  # (B, T, H*Dh) -> (B, T, E)
 
 
-def _gate_viewed_as_heads(heads, x, w_gate, w_out):
-    b, h, t, dh = heads.shape
-    gate = torch.sigmoid(x @ w_gate).view(b, h, t, dh)  # (B, T, H*Dh) read as (B, H, T, Dh): the wrong features
-    return (heads * gate).transpose(1, 2).reshape(b, t, h * dh) @ w_out
-
-
 def _gate_probes() -> list[Probe]:
-    g = _generator(19)
-    return [Probe((torch.randn(1, 2, 3, 4, generator=g), torch.randn(1, 3, 8, generator=g),
-                   torch.randn(8, 8, generator=g), torch.randn(8, 8, generator=g)),
-                  "B = 1, H = 2, T = 3, Dh = 4, E = 8"),
-            Probe((torch.randn(2, 3, 4, 2, generator=g), torch.randn(2, 4, 6, generator=g),
-                   torch.randn(6, 6, generator=g), torch.randn(6, 6, generator=g)),
-                  "B = 2, H = 3, T = 4, Dh = 2, E = 6"),
-            Probe((torch.randn(1, 4, 2, 3, generator=g), torch.randn(1, 2, 10, generator=g),
-                   torch.randn(10, 12, generator=g), torch.randn(12, 10, generator=g)),
-                  "H * Dh = 12 features, E = 10")]
+    r = _randn(19)
+    return [Probe((r(1, 2, 3, 4), r(1, 3, 8), r(8, 8), r(8, 8)), "B = 1, H = 2, T = 3, Dh = 4, E = 8"),
+            Probe((r(2, 3, 4, 2), r(2, 4, 6), r(6, 6), r(6, 6)), "B = 2, H = 3, T = 4, Dh = 2, E = 6"),
+            Probe((r(1, 4, 2, 3), r(1, 2, 10), r(10, 12), r(12, 10)), "H * Dh = 12 features, E = 10")]
 
 
 check_gated_output = Exercise(
@@ -256,21 +217,18 @@ check_gated_output = Exercise(
     correct="The gate, computed from the layer's input, scales each head's features while the heads are still "
             "apart; W_O mixes them after.",
     mistakes=[
-        Mistake("Your gate comes after the output projection: there every output feature already mixes all the "
-                "heads, so no gate value can silence one head alone. Where are the heads still apart?",
-                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, where="after")),
+        Mistake("Your gate comes after the output projection, where every feature mixes all the heads: no gate value "
+                "can silence one head. Where are the heads still apart?", answer=variant(gated_output, where="after")),
         Mistake("Your gate is x @ w_gate itself, which can be negative or above 1: the section's gate squashes it "
-                "with a sigmoid, between 0 (closed) and 1 (open).",
-                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, gate="linear")),
+                "with a sigmoid, between 0 (closed) and 1 (open).", answer=variant(gated_output, gate="linear")),
         Mistake("Your gate is computed from the attention's output; Qwen3-Next computes it from the layer's input "
                 "x, so that whether a head speaks depends on the token, not on what the head found.",
-                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, source="heads")),
+                answer=variant(gated_output, source="heads")),
         Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), which mixes tokens: the heads must "
-                "move behind the tokens first (notebook 05).",
-                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, merge="reshape")),
+                "move behind the tokens first (notebook 05).", answer=variant(gated_output, merge="reshape")),
         Mistake("Your gate meets the wrong features: its H*Dh features are laid out as the merged heads' (head 0's "
                 "Dh first); viewed as (B, H, T, Dh) they land on other heads and tokens.",
-                answer=_gate_viewed_as_heads),
+                answer=variant(gated_output, gate_as_heads=True)),
         Mistake("Your output has the merged heads' width: the layer ends with the output projection, w_out.",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
     ])
