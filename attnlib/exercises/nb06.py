@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, near, shape_of, variant
+from . import Exercise, Mistake, Probe, as_number, describe, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
@@ -174,7 +174,8 @@ check_masked_weights = Exercise(
 check_largest_weight = Exercise(
     "Exercise 4", expected=1 / TK, decimals=3, read=as_number,
     diagnose=lambda got, expected, args: (
-        f"Write a number between 0 and 1, such as 0.5 or 1 / 3; got {got!r}." if not isinstance(got, (int, float))
+        f"Write a number between 0 and 1, such as 0.5 or 1 / 3; got {describe(got)}."
+        if not isinstance(got, (int, float))
         else f"{got} is close, but not at three decimals: write three decimals, or the fraction itself."
         if abs(got - expected) < 0.01 else f"{got} is not what the next cell prints. When W_q q is huge, what is "
         "left of the key's part W_k k inside each tanh, and what does that make each key's score?"),

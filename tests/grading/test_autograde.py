@@ -87,7 +87,7 @@ def blockwise_attention(query, key, value, block_size):
         s = s * torch.exp(m - m_new) + p.sum(dim=-1, keepdim=True)
         acc = acc + p @ value[..., start : start + block_size, :]  # acc not rescaled
         m = m_new
-    return acc / s''', "Your acc is not rescaled when a block raises the maximum"),
+    return acc / s''', "Your acc is not rescaled when the maximum rises"),
     "09_pretrained_transformers": ("nb09_ex1", '''\
 def mean_pool(hidden, attention_mask):
     return hidden.mean(dim=1)  # the padding is averaged in''', "Your mean includes the padded positions"),
