@@ -115,13 +115,10 @@ def _is_number(x: Any) -> bool:
 
 def _flat_numbers(x: Any) -> list | None:
     """The numbers a tensor, array, list or tuple holds, flattened (None when it holds something else)."""
-    if isinstance(x, torch.Tensor):
-        return [_scalar(v) for v in x.detach().flatten().tolist()]
-    if isinstance(x, np.ndarray):
-        try:
-            return [_scalar(v) for v in x.flatten().tolist()]
-        except Exception:
-            return None
+    if isinstance(x, (torch.Tensor, np.ndarray)):
+        values = (x.detach() if isinstance(x, torch.Tensor) else x).flatten().tolist()
+        return [_scalar(v) for v in values] if all(_is_number(_scalar(v)) or isinstance(v, bool) for v in values) \
+            else None
     if isinstance(x, (list, tuple, torch.Size)):
         out: list = []
         for v in x:
@@ -228,8 +225,6 @@ def number_in_string(answer: Any) -> str | None:
 
 FLOAT_TOLERANCE: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
 """The precision of the half dtypes, torch's own (``torch.testing.assert_close``): atol = rtol = this."""
-
-_WIDTH = {torch.float16: 16, torch.bfloat16: 16, torch.float32: 32, torch.float64: 64}
 
 
 def narrower(*dtypes: torch.dtype | None) -> torch.dtype | None:
