@@ -147,7 +147,45 @@ def test_check_function_gives_the_learner_copies_so_in_place_edits_cannot_fool_i
         scores.sub_(scores)  # zeroes the caller's tensor: the reference must not see that
         return torch.softmax(scores, dim=-1)
     check_function("Exercise 3", in_place, INPUTS, reference_softmax)
-    assert "not yet" in line(capsys)
+    assert line(capsys).startswith("Exercise 3: not yet. Your function changes its argument scores in place")
+
+
+def test_a_right_result_computed_by_changing_the_input_in_place_is_not_accepted(capsys):
+    def divides_in_place(scores):
+        scores /= 1.0  # a no-op on the values, but written in place
+        scores[..., 0] = scores[..., 0] * 2  # changes them
+        return torch.softmax(scores / torch.tensor([2.0, 1.0, 1.0, 1.0])[: scores.shape[-1]], dim=-1)
+
+    check_function("Exercise 3", divides_in_place, INPUTS, reference_softmax)
+    assert "changes its argument scores in place" in line(capsys)
+    check_function("Exercise 3", lambda s: torch.softmax(s.clone().sub_(1.0), dim=-1), INPUTS, reference_softmax)
+    assert line(capsys) == "Exercise 3: correct."  # an in-place operation on a copy is fine
+
+
+def test_raised_in_names_the_function_an_error_came_from():
+    from attnlib.exercises import raised_in
+
+    def helper(x):
+        return x.reshape(5, 7)
+
+    try:
+        helper(torch.ones(3))
+    except RuntimeError as err:
+        assert raised_in(err, "helper") and not raised_in(err, "other")
+
+
+def test_watched_tensors_refuse_the_modules_named():
+    from attnlib import attention as attnlib_attention
+    from attnlib import multihead
+    from attnlib.exercises import Refused, plain, watched
+
+    x, = watched(torch.randn(1, 2, 4, 6), refuse=("attnlib.multihead",))
+    with pytest.raises(Refused):
+        multihead.merge_heads(x)
+    assert torch.equal(plain(x.transpose(1, 2))[0], plain(x)[0].transpose(1, 2))  # other operations work
+    y, = watched(torch.randn(2, 3))
+    with pytest.raises(Refused):
+        attnlib_attention.masked_softmax(y)
 
 
 # --- the learner version made from the solved one --------------------------------------------------

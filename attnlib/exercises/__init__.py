@@ -637,12 +637,17 @@ class Exercise:
         for probe in self.probe_list():
             args = probe.args
             where = f"the probe {probe.label}" if probe.label else f"inputs {_inputs_text(args)}"
+            fresh = _fresh(args)
             try:
-                got = _quietly(function, *_fresh(args))
+                got = _quietly(function, *fresh)
             except Exception as err:  # the learner's code: one line instead of a traceback
                 return self._raised(err, args, where, mistakes)
             if got is None:
                 return Verdict("not attempted", "(your function returns None: finish it with a return)")
+            if changed := _changed_in_place(function, args, fresh):
+                return Verdict("not yet", f"Your function changes its argument {changed} in place (an operation "
+                                          "ending in _, or /=, -=, [...] =): the caller's tensor changes too. "
+                                          "Compute a new tensor instead (x = x / c, x.masked_fill(...)).")
             if self.same_twice:
                 again = _safely(_quietly, function, *_fresh(args))
                 if not same(again, got, atol=0.0, rtol=0.0, equal_nan=True):
@@ -778,18 +783,30 @@ class Refused(RuntimeError):
 READY_MADE = "a ready-made attention function"
 
 
-def _inside_attnlib() -> bool:
-    """True when a torch function is called from attnlib's own attention code."""
+def _called_from(modules: tuple[str, ...]) -> bool:
+    """True when a torch function is called from code in one of ``modules`` (attnlib's attention, say)."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_globals.get("__name__") in ("attnlib.flash", "attnlib.attention"):
+        if frame.f_globals.get("__name__") in modules:
             return True
         frame = frame.f_back
     return False
 
 
+def raised_in(error: BaseException, function: str) -> bool:
+    """True when ``error`` was raised inside a function named ``function`` (a notebook's helper called by mistake)."""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == function:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 class _Watched(torch.Tensor):
     """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to ``forbid``."""
+
+    refuse: tuple[str, ...] = ("attnlib.flash", "attnlib.attention")
 
     @staticmethod
     def forbid(t: torch.Tensor) -> str:
@@ -797,7 +814,7 @@ class _Watched(torch.Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _inside_attnlib():
+        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _called_from(cls.refuse):
             raise Refused(READY_MADE)
         out = super().__torch_function__(func, types, args, kwargs or {})
         for t in out if isinstance(out, (tuple, list)) else (out,):
@@ -806,10 +823,12 @@ class _Watched(torch.Tensor):
         return out
 
 
-def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None = None) -> tuple:
-    """Probe tensors that raise :class:`Refused` inside a ready-made attention (torch's SDPA, attnlib's) and on
-    any result ``forbid(result)`` names (a non-empty reason); every other operation works as usual."""
-    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid)}) if forbid else _Watched
+def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None = None,
+            refuse: tuple[str, ...] = _Watched.refuse) -> tuple:
+    """Probe tensors that raise :class:`Refused` inside a ready-made attention (torch's SDPA, or code of the
+    modules ``refuse``: attnlib's attention by default) and on any result ``forbid(result)`` names (a non-empty
+    reason); every other operation works as usual."""
+    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid or _Watched.forbid), "refuse": refuse})
     return tuple(t.as_subclass(kind) for t in tensors)
 
 
@@ -878,6 +897,18 @@ def _gradient_hint(function: Callable[..., Any], reference: Callable[..., Any], 
     return None
 
 
+def _changed_in_place(function: Callable[..., Any], args: tuple, fresh: tuple) -> str:
+    """The name of the first tensor argument the learner's function changed in place ("" when none)."""
+    for i, (a, f) in enumerate(zip(args, fresh)):
+        if isinstance(a, torch.Tensor) and not same(f.as_subclass(torch.Tensor), a.as_subclass(torch.Tensor),
+                                                    atol=0.0, rtol=0.0, equal_nan=True):
+            try:
+                return next(p for j, p in enumerate(inspect.signature(function).parameters) if j == i)
+            except (StopIteration, TypeError, ValueError):
+                return f"number {i + 1}"
+    return ""
+
+
 def _fresh(args: tuple) -> tuple:
     """The inputs, tensors cloned and generators copied with their state: the learner's function cannot spoil
     the next call, and two calls on the same probe draw the same numbers."""
@@ -921,6 +952,6 @@ def _inputs_text(args: tuple) -> str:
 __all__ = [
     "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "READY_MADE", "Exercise", "Mistake", "Probe", "Refused", "Verdict",
     "as_number", "decimals_tolerance", "describe", "direction", "exercises_of", "first_difference", "grading",
-    "narrower", "near", "number_in_string", "plain", "read_value", "report", "row_sums", "same", "shape_of",
-    "shown", "tolerance", "variant", "watched",
+    "narrower", "near", "number_in_string", "plain", "raised_in", "read_value", "report", "row_sums", "same",
+    "shape_of", "shown", "tolerance", "variant", "watched",
 ]
