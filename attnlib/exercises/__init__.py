@@ -807,6 +807,7 @@ class _Watched(torch.Tensor):
     """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to ``forbid``."""
 
     refuse: tuple[str, ...] = ("attnlib.flash", "attnlib.attention")
+    functions: tuple[str, ...] = ("scaled_dot_product_attention",)
 
     @staticmethod
     def forbid(t: torch.Tensor) -> str:
@@ -814,8 +815,9 @@ class _Watched(torch.Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if getattr(func, "__name__", "") == "scaled_dot_product_attention" or _called_from(cls.refuse):
-            raise Refused(READY_MADE)
+        name = getattr(func, "__name__", "")
+        if name in cls.functions or _called_from(cls.refuse):
+            raise Refused(f"{READY_MADE} ({name if name in cls.functions else 'attnlib'})")
         out = super().__torch_function__(func, types, args, kwargs or {})
         for t in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(t, torch.Tensor) and (why := cls.forbid(t)):
@@ -824,11 +826,13 @@ class _Watched(torch.Tensor):
 
 
 def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None = None,
-            refuse: tuple[str, ...] = _Watched.refuse) -> tuple:
-    """Probe tensors that raise :class:`Refused` inside a ready-made attention (torch's SDPA, or code of the
-    modules ``refuse``: attnlib's attention by default) and on any result ``forbid(result)`` names (a non-empty
-    reason); every other operation works as usual."""
-    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid or _Watched.forbid), "refuse": refuse})
+            refuse: tuple[str, ...] = _Watched.refuse, functions: tuple[str, ...] = _Watched.functions) -> tuple:
+    """Probe tensors that raise :class:`Refused` ("a ready-made attention function (<name>)") in the torch
+    functions named ``functions`` (torch's SDPA by default; "softmax" refuses torch.softmax, F.softmax and
+    Tensor.softmax), inside code of the modules ``refuse`` (attnlib's attention by default), and on any result
+    ``forbid(result)`` names (a non-empty reason); every other operation works as usual."""
+    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid or _Watched.forbid), "refuse": refuse,
+                                         "functions": functions})
     return tuple(t.as_subclass(kind) for t in tensors)
 
 
