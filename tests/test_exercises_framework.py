@@ -555,3 +555,18 @@ def test_a_reference_that_cannot_take_float64_still_works(capsys):
     assert line(capsys) == "Exercise 1: correct."
     check_function("Exercise 1", lambda x: x @ weights + 1, [(torch.ones(3, 2),)], reference)
     assert line(capsys) == "Exercise 1: not yet. On inputs (3, 2) float32, at index (0, 0) expected 3.0, got 4.0."
+
+
+def test_an_exercise_refuses_calls_into_the_modules_it_names(capsys):
+    import attnlib
+    from attnlib.exercises import Exercise
+
+    exercise = Exercise("Exercise 4", reference=lambda q, k: attnlib.causal_mask(q, k, align="bottom_right"),
+                        probes=[(3, 8), (2, 2)], refuse=("attnlib.masks",))
+    exercise(lambda q, k: attnlib.causal_mask(q, k, align="bottom_right"))
+    assert line(capsys) == ("Exercise 4: not yet. Your function calls attnlib's causal_mask: this exercise asks you to "
+                            "write that step yourself, with torch's basic operations.")
+    exercise(lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q))
+    assert line(capsys) == "Exercise 4: correct."
+    exercise(lambda q, k: attnlib.causal_mask(q, k, align="no such alignment"))  # refused even when it raises
+    assert "calls attnlib's causal_mask" in line(capsys)

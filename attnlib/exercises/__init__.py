@@ -525,7 +525,8 @@ class Exercise:
     (the probe, the index, the expected value and the learner's). ``correct`` is the sentence after
     "correct.". A NaN is never right unless ``equal_nan``; a mistake's wrong output may hold NaN where
     the learner's does. ``solution`` is a right answer for the tests where neither ``expected`` nor
-    ``reference`` is one (a property exercise).
+    ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) whose functions the
+    learner's function may not call: the exercise asks to write that function itself.
     """
 
     name: str
@@ -545,6 +546,7 @@ class Exercise:
     same_twice: str = ""
     reference_in_float64: bool = True
     solution: Any = None
+    refuse: tuple[str, ...] = ()
 
     def __call__(self, *answers: Any) -> None:
         verdict = self.judge(*answers)
@@ -637,11 +639,16 @@ class Exercise:
         for probe in self.probe_list():
             args = probe.args
             where = f"the probe {probe.label}" if probe.label else f"inputs {_inputs_text(args)}"
-            fresh = _fresh(args)
+            fresh, called = _fresh(args), []
             try:
-                got = _quietly(function, *fresh)
+                with _calls_into(self.refuse, called):
+                    got = _quietly(function, *fresh)
             except Exception as err:  # the learner's code: one line instead of a traceback
-                return self._raised(err, args, where, mistakes)
+                if not called:
+                    return self._raised(err, args, where, mistakes)
+            if called:
+                return Verdict("not yet", f"Your function calls {called[0]}: this exercise asks you to write "
+                                          "that step yourself, with torch's basic operations.")
             if got is None:
                 return Verdict("not attempted", "(your function returns None: finish it with a return)")
             if changed := _changed_in_place(function, args, fresh):
@@ -925,6 +932,25 @@ def _fresh(args: tuple) -> tuple:
             return twin
         return a
     return tuple(copy(a) for a in args)
+
+
+@contextlib.contextmanager
+def _calls_into(modules: tuple[str, ...], called: list[str]) -> Iterator[None]:
+    """Record in ``called`` the first function of ``modules`` entered while the block runs ("attnlib's x")."""
+    if not modules:
+        yield
+        return
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and not called and frame.f_globals.get("__name__") in modules:
+            called.append(f"attnlib's {frame.f_code.co_name}" if frame.f_globals["__name__"].startswith("attnlib")
+                          else frame.f_code.co_name)
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def _quietly(function: Callable[..., Any], *args: Any) -> Any:
