@@ -570,3 +570,18 @@ def test_an_exercise_refuses_calls_into_the_modules_it_names(capsys):
     assert line(capsys) == "Exercise 4: correct."
     exercise(lambda q, k: attnlib.causal_mask(q, k, align="no such alignment"))  # refused even when it raises
     assert "calls attnlib's causal_mask" in line(capsys)
+
+
+def test_results_of_two_differently_watched_probes_compare():
+    """A lucky answer returns the first probe's result on every probe: the verdict names a difference, it does not
+    fail to read the answer (two watched tensor classes cannot meet in one torch operation)."""
+    from attnlib.exercises import Exercise, Probe, watched
+
+    def probes():
+        return [Probe(watched(torch.randn(n, 3), forbid=lambda t: "")) for n in (2, 4)]
+
+    exercise = Exercise("Exercise 1", reference=lambda x: x.softmax(-1), probes=probes)
+    first = probes()[0].args[0]
+    verdict = exercise.judge(lambda x: first.softmax(-1))
+    assert verdict.verdict == "not yet" and "could not read" not in verdict.text, verdict.text
+    assert exercise.judge(lambda x: x.softmax(-1)).verdict == "correct"

@@ -642,7 +642,7 @@ class Exercise:
             fresh, called = _fresh(args), []
             try:
                 with _calls_into(self.refuse, called):
-                    got = _quietly(function, *fresh)
+                    got = _unwatched(_quietly(function, *fresh))
             except Exception as err:  # the learner's code: one line instead of a traceback
                 if not called:
                     return self._raised(err, args, where, mistakes)
@@ -700,7 +700,7 @@ class Exercise:
                 if mistake.when is not None:
                     hit = _call(mistake.when, got, args)
                 else:
-                    wrong = _quietly(mistake.answer, *_fresh(args)) if self.is_function else (
+                    wrong = _unwatched(_quietly(mistake.answer, *_fresh(args))) if self.is_function else (
                         mistake.answer() if callable(mistake.answer) else mistake.answer)
                     hit = same(got, wrong, atol=atol, rtol=rtol, dtype=dtype, equal_nan=True)
                 if hit:
@@ -843,6 +843,14 @@ def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None
     return tuple(t.as_subclass(kind) for t in tensors)
 
 
+def _unwatched(x: Any) -> Any:
+    """A result with every watched tensor made plain, without running a watch: results of two probes compare."""
+    if isinstance(x, _Watched):
+        with torch._C.DisableTorchFunctionSubclass():
+            return x.as_subclass(torch.Tensor)
+    return type(x)(_unwatched(v) for v in x) if type(x) in (tuple, list) else x
+
+
 def plain(*tensors: torch.Tensor) -> tuple:
     """Watched tensors as ordinary ones (for a reference that may use anything)."""
     return tuple(t.as_subclass(torch.Tensor) for t in tensors)
@@ -871,10 +879,10 @@ def _reference_value(reference: Callable[..., Any], args: tuple, in_float64: boo
     """The reference on float64 copies of the floating inputs; on the inputs as they are if it cannot take float64."""
     if in_float64:
         try:
-            return _quietly(reference, *_in_float64(args))
+            return _unwatched(_quietly(reference, *_in_float64(args)))
         except Exception:
             pass
-    return _quietly(reference, *_fresh(args))
+    return _unwatched(_quietly(reference, *_fresh(args)))
 
 
 def _gradients(function: Callable[..., Any], args: tuple, loss: Callable[[Any, tuple], torch.Tensor]) -> list:
