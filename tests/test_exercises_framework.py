@@ -570,6 +570,13 @@ def test_an_exercise_refuses_calls_into_the_modules_it_names(capsys):
     assert line(capsys) == "Exercise 4: correct."
     exercise(lambda q, k: attnlib.causal_mask(q, k, align="no such alignment"))  # refused even when it raises
     assert "calls attnlib's causal_mask" in line(capsys)
+    one = Exercise("Exercise 4", reference=exercise.reference, probes=[(3, 8), (2, 2)],
+                   refuse=("attnlib.masks.causal_mask",))  # one function refused, the module's others allowed
+    one(lambda q, k: attnlib.causal_mask(q, k, align="bottom_right"))
+    assert "calls attnlib's causal_mask" in line(capsys)
+    one(lambda q, k: attnlib.masks.expand_key_mask(torch.ones(1, k, dtype=torch.bool))[0, 0]
+        & torch.ones(q, k, dtype=torch.bool).tril(k - q))
+    assert line(capsys) == "Exercise 4: correct."
 
 
 def test_results_of_two_differently_watched_probes_compare():

@@ -525,8 +525,8 @@ class Exercise:
     (the probe, the index, the expected value and the learner's). ``correct`` is the sentence after
     "correct.". A NaN is never right unless ``equal_nan``; a mistake's wrong output may hold NaN where
     the learner's does. ``solution`` is a right answer for the tests where neither ``expected`` nor
-    ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) whose functions the
-    learner's function may not call: the exercise asks to write that function itself.
+    ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) or functions
+    (``"attnlib.masks.causal_mask"``) the learner's function may not call: it is to be written.
     """
 
     name: str
@@ -944,15 +944,17 @@ def _fresh(args: tuple) -> tuple:
 
 @contextlib.contextmanager
 def _calls_into(modules: tuple[str, ...], called: list[str]) -> Iterator[None]:
-    """Record in ``called`` the first function of ``modules`` entered while the block runs ("attnlib's x")."""
+    """Record in ``called`` the first function entered, while the block runs, that ``modules`` names (a module, or
+    one function as ``"attnlib.masks.causal_mask"``), as "attnlib's causal_mask"."""
     if not modules:
         yield
         return
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and not called and frame.f_globals.get("__name__") in modules:
-            called.append(f"attnlib's {frame.f_code.co_name}" if frame.f_globals["__name__"].startswith("attnlib")
-                          else frame.f_code.co_name)
+        module = frame.f_globals.get("__name__")
+        name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name).removesuffix(".__init__")
+        if event == "call" and not called and (module in modules or f"{module}.{name}" in modules):
+            called.append(f"attnlib's {name}" if module.startswith("attnlib") else name)
     previous = sys.getprofile()
     sys.setprofile(profile)
     try:
