@@ -72,9 +72,11 @@ def test_exercise_3_takes_the_side_and_the_reason_together(side, reason):
 
 
 def test_a_hard_coded_width_is_named():
-    """A width read from the notebook (the running example's d_k = 1024) fails and is told to read q.shape[-1]."""
+    """A width read from the notebook (the running example's d_k = 1024) fails and is told to read it from q
+    (without the code or the number that gives it)."""
     result = verdict(nb03.check_scaled_scores, lambda q, k: q @ k.transpose(-2, -1) / 32)
-    assert result.verdict == "not yet" and "divided by 32" in result.text and "q.shape[-1] = 9" in result.text
+    assert result.verdict == "not yet" and "divided by 32" in result.text and "shape of q itself" in result.text
+    assert "shape[-1]" not in result.text and "= 9" not in result.text
 
 
 @pytest.mark.parametrize("function", [lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
@@ -83,6 +85,20 @@ def test_a_hard_coded_width_is_named():
 def test_a_matrices_only_function_is_named_on_batched_probes(function):
     result = verdict(nb03.check_scaled_scores, function)
     assert result.verdict == "not yet" and "takes matrices only" in result.text
+
+
+@pytest.mark.parametrize("function", [
+    lambda q, k: q @ k.transpose(-2, -1),  # unscaled
+    lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),  # matrices only
+    lambda q, k: q @ k.transpose(0, 1) / math.sqrt(q.shape[-1]),  # axes counted from the front
+    lambda q, k: k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]),  # a row per key
+    lambda q, k: q @ k.transpose(-2, -1) / 32,  # a notebook's width
+])
+def test_a_hint_does_not_write_the_function(function):
+    """The hints name the mistake; none writes the product, the transpose or the width to use."""
+    result = verdict(nb03.check_scaled_scores, function)
+    assert result.verdict == "not yet"
+    assert not re.search(r"transpose\(-2, -1\)|q\.shape\[-1\]|k\.mT|sqrt\(q", result.text), result.text
 
 
 def test_the_probes_vary_every_dimension():

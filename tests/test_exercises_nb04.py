@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import attnlib
 from attnlib.exercises import nb04
 
 
@@ -93,6 +94,33 @@ def test_a_square_mask_without_axes_is_named_where_it_raises(capsys):
     assert "without its head and query axes" in out and "(B, 1, 1, Tk)" in out, out
 
 
+@pytest.mark.parametrize(("convert", "named"), [(lambda m: m.long(), "int64"), (lambda m: m.byte(), "uint8"),
+                                               (lambda m: m.float(), "0/1 floats"),
+                                               (lambda m: torch.zeros(m.shape).masked_fill(~m, float("-inf")),
+                                                "0 and -inf")])
+def test_a_mask_that_is_not_bool_is_named_without_the_code(capsys, convert, named):
+    """Integers, 0/1 floats and a 0/-inf float mask each get their own reason, and no hint writes the comparison."""
+    nb04.check_decoder_mask(lambda am: convert(nb04.decoder(am)))
+    out = said(capsys)
+    assert named in out and "== 1" not in out, out
+
+
+def test_a_causal_part_of_another_size_is_named(capsys):
+    """The notebook's 4 x 4 causal mask, or T read from the batch axis: the causal part's size, not the key axes."""
+    nb04.check_decoder_mask(lambda am: (am == 1)[:, None, None, :] & tril(4))
+    out = said(capsys)
+    assert "causal part is (4, 4) on an input of T = 3" in out and "without its head" not in out, out
+    nb04.check_decoder_mask(lambda am: (am == 1)[:, None, None, :] & tril(am.shape[0]))
+    assert "causal part is (3, 3) on an input of T = 4" in said(capsys)
+
+
+def test_attnlibs_own_mask_builders_are_refused(capsys):
+    nb04.check_decoder_mask(lambda am: attnlib.from_hf_attention_mask(am) & attnlib.causal_mask(am.shape[-1]))
+    assert "calls attnlib's from_hf_attention_mask" in said(capsys)
+    nb04.check_safe_masked_softmax(attnlib.masked_softmax)
+    assert "calls attnlib's masked_softmax" in said(capsys)
+
+
 # --- Exercise 4: the module's polarity -------------------------------------------------------------------
 
 
@@ -152,6 +180,16 @@ def test_an_additive_inf_mask_then_nan_to_num_is_caught_by_its_gradient(capsys):
 
     nb04.check_safe_masked_softmax(masked_fill_then_nan_to_num)
     assert said(capsys).startswith("Exercise 5: correct.")
+
+
+def test_the_last_probe_has_an_empty_query_whose_key_others_see_and_a_large_masked_score():
+    """An empty query j whose key j is allowed to others (a guard without keepdim zeroes that column), and a masked
+    key scoring far above the allowed ones (a maximum over every key makes the allowed ones underflow)."""
+    scores, mask = nb04.check_safe_masked_softmax.probe_list()[-1].args
+    empty = ~mask.any(-1)
+    assert any(mask[:, j].any() for j in empty.nonzero()[:, 0].tolist() if j < mask.shape[-1])
+    assert (scores.masked_fill(mask, float("-inf")).amax(-1) - scores.masked_fill(~mask, float("-inf")).amax(-1)
+            > 100).any()
 
 
 def test_finfo_min_with_the_guard_is_right_and_without_it_is_uniform(capsys):

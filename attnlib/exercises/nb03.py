@@ -116,7 +116,7 @@ def _which_divisor(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> st
     if not torch.allclose(ratios, torch.full_like(ratios, divisor), rtol=1e-3):
         return None
     return (f"On q {tuple(q.shape)} your scores are q @ k^T divided by {divisor:.4g}, a number that does not "
-            f"follow this input's width: read d_k from q.shape[-1] = {q.shape[-1]}, not from a notebook variable.")
+            "follow this input's width: read d_k from the shape of q itself, not from a notebook variable.")
 
 
 check_scaled_scores = Exercise(
@@ -124,7 +124,8 @@ check_scaled_scores = Exercise(
     correct="Divided by the square root of the width the dot products run over: Dh, for one head's scores.",
     mistakes=[
         *[Mistake(f"Your {text}", answer=variant(scaled_scores, divisor=divisor)) for text, divisor in [
-            ("scores are not scaled: divide q @ k^T by the square root of d_k, q.shape[-1].", lambda q, k: 1.0),
+            ("scores are not scaled: their variance grows with the width d_k, and the exercise asks for the scale "
+             "that keeps it the same at every width.", lambda q, k: 1.0),
             ("scores are divided by d_k itself, not by its square root: that shrinks their variance to 1/d_k, a "
              "temperature that flattens the weights as d_k grows.", lambda q, k: q.shape[-1]),
             ("scores are multiplied by sqrt(d_k) instead of divided by it.", lambda q, k: q.shape[-1] ** -0.5),
@@ -141,10 +142,11 @@ check_scaled_scores = Exercise(
                 "divided by the scale.", example=lambda q, k: torch.softmax(scaled_scores(q, k), dim=-1),
                 when=lambda got: bool((got >= 0).all()) and torch.allclose(got.sum(-1), torch.ones(()))),
         Mistake("Your scores are (..., Tk, Tq), a row per key: the product is in the wrong order. Scores have a row "
-                "per query and a column per key: q @ k.transpose(-2, -1).", answer=lambda q, k: scaled_scores(k, q)),
+                "per query and a column per key.", answer=lambda q, k: scaled_scores(k, q)),
         Mistake("Your function raised on batched queries and keys: something in it takes matrices only (k.T "
-                "reverses every axis of a batched tensor, k.t() and torch.mm refuse them). Swap only the last "
-                "two axes, k.transpose(-2, -1), and multiply with @.", raises=(RuntimeError, ValueError),
+                "reverses every axis of a batched tensor, transpose(0, 1) counts axes from the front, k.t() and "
+                "torch.mm refuse them). Swap only the two axes of k that a matrix has, counted from the back, and use "
+                "a product that keeps the leading axes.", raises=(RuntimeError, ValueError),
                 when=lambda err, args: args[0].dim() > 2,
                 example=lambda q, k: q @ k.T / math.sqrt(q.shape[-1]) if q.dim() == 2 else torch.mm(q, k)),
     ])

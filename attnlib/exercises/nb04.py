@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
+
 import torch
 
-from . import Exercise, Mistake, Probe, variant
+from . import Exercise, Mistake, Probe, Verdict, variant
 
 __all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
@@ -25,6 +27,19 @@ def _as_01(answer):
         return None
     ok = t.dim() == 2 and not t.dtype.is_complex and bool(((t == 0) | (t == 1)).all())
     return _rows(t) if ok else None
+
+
+class _Rows(Exercise):
+    """Rows of 0/1 values: a row written as a string of digits ('1010') is told to be written as four values (the
+    framework's own reading would take it for a number and say to write that number without quotes)."""
+
+    def _judge_value(self, answer):
+        rows = answer.values() if isinstance(answer, dict) else answer if isinstance(answer, (list, tuple)) \
+            else [answer]
+        if any(isinstance(row, str) and row.strip() and set(row) <= set("01 ,") for row in rows):
+            return Verdict("not yet", "You wrote rows as strings of digits: write each row as four 0/1 values, one "
+                                      "per key t0..t3, in a list without quotes, such as [1, 0, 1, 0].")
+        return super()._judge_value(answer)
 
 
 def _tril(t: int, diagonal: int = 0) -> torch.Tensor:
@@ -49,7 +64,7 @@ def _first_cell(got, expected, args) -> str:
             "Both must hold for a 1.")
 
 
-check_sequence1_mask = Exercise(
+check_sequence1_mask = _Rows(
     "Exercise 1", expected=_rows(_tril(4) & SEQ1_PAD), read=_as_01,
     unreadable="Write four rows of 0 and 1 (row = query, column = key), such as [[1, 1, 1, 1], ...]; got {got}.",
     correct="The causal triangle with the padded key columns t2 and t3 cut away; the padded queries keep t0 and t1.",
@@ -84,7 +99,7 @@ def _heads(head0, head1):
     return {"my_head0": head0, "my_head1": head1}
 
 
-check_head_broadcast = Exercise(
+check_head_broadcast = _Rows(
     "Exercise 2", expected=HEADS, answers=tuple(HEADS), read=_as_row,
     unreadable="Write each head's row as four 0/1 values, key t0 to t3, such as [1, 0, 1, 0]; got {got}.",
     correct="The (B, 1, Tk) mask lines up with (H, Tq, Tk): head h gets sequence h's padding, in every sequence. It "
@@ -100,7 +115,8 @@ check_head_broadcast = Exercise(
         Mistake("Both your heads got sequence 1's padding: the mask has two different rows, and each reaches one "
                 "head.", answer=_heads([1, 1, 0, 0], [1, 1, 0, 0])),
         Mistake("You wrote 1 where a key is hidden: here 1 = may attend (masked_fill writes -inf where its mask, "
-                "~pad, is True: at the padding).", answer=_heads([0, 0, 0, 0], [0, 0, 1, 1])),
+                "~pad, is True: at the padding).", when=lambda got: [0, 0, 1, 1] in got.values(),
+                example=_heads([0, 0, 0, 0], [0, 0, 1, 1])),
         Mistake("Your rows look causal: there is no causal mask here, only the key mask, so every query of a head "
                 "sees the same keys.", when=lambda got: any(row[0] == 1 and sum(row) == 1 for row in got.values()),
                 example=_heads([1, 0, 0, 0], [1, 0, 0, 0])),
@@ -135,19 +151,40 @@ def _hf_probes():
             Probe((torch.tensor([[0, 0, 0, 1, 1, 1]]),), "left padding, B = 1, T = 6")]
 
 
+def _dtype_hint(name: str, mask: torch.Tensor, polarity: str = "True = blocked", adds: str = "The module") -> str:
+    """The hint for a mask that is not bool: a 0/-inf float mask, 0/1 floats, or integers."""
+    if mask.is_floating_point() and bool(torch.isinf(mask).any()):
+        return (f"Your {name} is a float mask of 0 and -inf, which {adds.lower()} adds to the scores: it accepts that, "
+                f"but this exercise asks for the boolean form, {polarity}.")
+    why = (f"{adds} adds a float mask to the scores, so 0/1 floats would block nothing."
+           if mask.is_floating_point() else "Comparisons and & give booleans: keep the result bool, with no "
+           "arithmetic or conversion after them.")
+    return f"Your {name} has dtype {str(mask.dtype).removeprefix('torch.')}: return booleans, {polarity}. {why}"
+
+
+def _causal_size(err, args) -> int | None:
+    """The causal part's size in a broadcasting error whose other size is this input's T (None otherwise)."""
+    sizes = {int(n) for n in re.findall(r"size of tensor \w \((\d+)\)", str(err))}
+    t = args[0].shape[-1]
+    return (sizes - {t}).pop() if t in sizes and len(sizes) == 2 else None
+
+
 FLOAT_LOGIC = ("Your function applied & or ~ to a float mask (torch.ones and tril give floats), and torch refuses "
                "that: build the masks as booleans, with dtype=torch.bool, .bool() or a comparison.")
-NOT_BOOL = ("Your mask has dtype {}: return booleans (True = may attend). torch adds a float mask to the scores, "
-            "so 0/1 floats would hide nothing: compare, attention_mask == 1.")
 
 check_decoder_mask = Exercise(
-    "Exercise 3", reference=decoder, probes=_hf_probes,
+    "Exercise 3", reference=decoder, probes=_hf_probes, refuse=("attnlib.masks", "attnlib.attention"),
     correct="Padded keys and future keys are hidden from every head and query, whichever side the padding is on.",
     mistakes=[
-        Mistake(lambda got: NOT_BOOL.format(str(got.dtype).removeprefix("torch.")),
+        Mistake(lambda got: _dtype_hint("mask", got, "True = may attend", "torch"),
                 when=lambda got: got.dtype != torch.bool, example=lambda am: decoder(am).int()),
         Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
                 example=lambda am: (am == 1)[:, None, None, :] & torch.ones(am.shape[-1], am.shape[-1]).tril()),
+        Mistake(lambda err, args: f"Your causal part is ({_causal_size(err, args)}, {_causal_size(err, args)}) on "
+                f"an input of T = {args[0].shape[-1]}: its size must follow each input (not a notebook variable, "
+                "nor the batch axis). Read T from attention_mask's key axis.", raises=RuntimeError,
+                match="dimension [23]", when=lambda err, args: _causal_size(err, args) is not None,
+                example=lambda am: (am == 1)[:, None, None, :] & _tril(4)),
         Mistake("Your (B, Tk) mask met the (Tq, Tk) causal mask without its head and query axes: broadcasting "
                 "reads row b as query b, an error when B != T, silently wrong when B = T. Give it (B, 1, 1, Tk) first.",
                 raises=RuntimeError, match="size", example=lambda am: (am == 1) & _causal(am)),
@@ -187,16 +224,6 @@ def torch_masks(attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     return attention_mask == 0, ~_tril(attention_mask.shape[-1])
 
 
-def _dtype_hint(got) -> str:
-    name, mask = next((n, m) for n, m in zip(("key_padding_mask", "attn_mask"), got) if m.dtype != torch.bool)
-    if mask.is_floating_point() and bool(torch.isinf(mask).any()):
-        return (f"Your {name} is a float mask of 0 and -inf, which the module adds to the scores: it accepts that, "
-                "but this exercise asks for the boolean form, True = blocked.")
-    why = ("The module adds a float mask to the scores, so 0/1 floats would block nothing." if mask.is_floating_point()
-           else "Compare instead of computing with the integers.")
-    return f"Your {name} has dtype {str(mask.dtype).removeprefix('torch.')}: return booleans, True = blocked. {why}"
-
-
 check_torch_masks = Exercise(
     "Exercise 4", reference=torch_masks, probes=lambda: [p for p in _hf_probes() if p.args[0].shape != (3, 3)] + [
         Probe((torch.ones(2, 3, dtype=torch.long),), "no padding, B = 2, T = 3")],
@@ -204,9 +231,14 @@ check_torch_masks = Exercise(
     mistakes=[
         Mistake("Return two masks, (key_padding_mask, attn_mask): the module takes the padding and the causal part "
                 "as two arguments.", when=lambda got: isinstance(got, torch.Tensor), example=lambda am: ~decoder(am)),
+        Mistake("Your pair is in the other order, (attn_mask, key_padding_mask): return it in the order the "
+                "exercise names, key_padding_mask first.", example=lambda am: torch_masks(am)[::-1],
+                when=lambda got, args: got[1].shape == args[0].shape != got[0].shape),
         Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
                 example=lambda am: (am == 0, ~torch.ones(am.shape[-1], am.shape[-1]).tril())),
-        Mistake(_dtype_hint, when=lambda got: any(m.dtype != torch.bool for m in got),
+        Mistake(lambda got: _dtype_hint(*next((n, m) for n, m in zip(("key_padding_mask", "attn_mask"), got)
+                                              if m.dtype != torch.bool)),
+                when=lambda got: any(m.dtype != torch.bool for m in got),
                 example=lambda am: (1 - am, ~_causal(am))),
         Mistake("Your key_padding_mask must be (B, Tk): the module adds the head and query axes itself.",
                 when=lambda got, args: got[0].dim() != 2 and got[0].numel() == args[0].numel(),
@@ -228,10 +260,10 @@ check_torch_masks = Exercise(
 # --- Exercise 5: a masked softmax that survives a query with no keys --------------------------------------
 
 def safe_softmax(scores: torch.Tensor, mask: torch.Tensor, *, fill: float = float("-inf"), guard: bool = True,
-                 dim: int = -1) -> torch.Tensor:
+                 dim: int = -1, keepdim: bool = True) -> torch.Tensor:
     """The reference; the keywords switch on one classic mistake each."""
     weights = torch.softmax(scores.masked_fill(~mask, fill), dim=dim)
-    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0) if guard else weights
+    return torch.where(mask.any(dim=-1, keepdim=keepdim), weights, 0.0) if guard else weights
 
 
 LOSS_VALUES = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)  # (Tk, Ev): the values of the loss-mask probe
@@ -248,21 +280,31 @@ NAN_GRADIENT = ("Your weights are right, but under the loss mask (a loss on the 
                 "on, whatever fixes the weights later. Use masked_fill: it sends the masked scores no gradient.")
 
 
+def _masked_top(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The rows with an allowed key whose largest score is on a masked key, tens above the allowed ones (bool)."""
+    allowed = scores.masked_fill(~mask, float("-inf")).amax(-1)
+    return mask.expand(scores.shape).any(-1) & (scores.amax(-1) - allowed > 50)
+
+
 def _softmax_probes():
     gen = torch.Generator().manual_seed(0)
     mask = torch.tensor([False, False, True, True]) & _tril(4)  # left padding & causal: queries 0, 1 see no key
     scores = torch.randn(1, 4, 4, generator=gen)  # (B, Tq, Tk)
     keys = torch.tensor([[True] * 5, [True, True, False, False, False]])[:, None, None, :]  # (B, 1, 1, Tk)
+    first = torch.tensor([[False] * 3, [True, True, False], [True] * 3])  # query 0 has no key; key 0 is seen
     return [(scores, mask), (torch.randn(2, 2, 3, 5, generator=gen), keys), (scores.half(), mask),
-            Probe((scores, mask), "the loss-mask example", NAN_GRADIENT, loss=_loss_on_real_queries)]
+            Probe((scores, mask), "the loss-mask example", NAN_GRADIENT, loss=_loss_on_real_queries),
+            Probe((torch.tensor([[0.3, -1.2, 0.8], [0.0, 1.0, 1000.0], [0.5, -0.4, 1.5]]), first),
+                  "(Tq, Tk) = (3, 3), query 0 with no key, query 1's masked key 2 scoring 1000")]
 
 
 check_safe_masked_softmax = Exercise(
-    "Exercise 5", reference=safe_softmax, probes=_softmax_probes,
+    "Exercise 5", reference=safe_softmax, probes=_softmax_probes, refuse=("attnlib.attention", "attnlib.masks"),
     correct="Masked keys get exactly 0, a query with no key a zero row, and the gradient stays finite.",
     mistakes=[
-        Mistake("Your rows for queries 0 and 1, which have no key they may attend to, are NaN: softmax of a row of "
-                f"-inf is 0/0. Keep the -inf fill, {ZERO_ROWS}.", answer=variant(safe_softmax, guard=False)),
+        Mistake("Your rows for queries 0 and 1, which have no key they may attend to, are NaN: with every key masked "
+                "the weights come out as 0/0 (the softmax of a row of -inf, or a division by a row sum of 0). Keep "
+                f"the masking, {ZERO_ROWS}.", answer=variant(safe_softmax, guard=False)),
         Mistake("Your rows for the queries with no key put 1/Tk on every key, padding and future included: a finite "
                 f"fill such as -1e9 or finfo.min makes them uniform. Fill with float('-inf'), {ZERO_ROWS}.",
                 answer=variant(safe_softmax, fill=-1e9, guard=False)),
@@ -270,10 +312,28 @@ check_safe_masked_softmax = Exercise(
                 f"so masked_fill refuses it. Fill with float('-inf'), which every float dtype holds, {ZERO_ROWS}.",
                 raises=RuntimeError, when=lambda err, args: args[0].dtype == torch.float16,
                 example=variant(safe_softmax, fill=-1e9)),
+        Mistake("A masked key's large score changed the allowed keys' weights: your shift, the row's maximum, runs "
+                "over the masked keys too, and the allowed scores minus it underflow in exp. Take the maximum over "
+                "the allowed keys only: mask before the max.",
+                when=lambda got, args: bool((_masked_top(*args) & (got == 0).all(-1)).any()),
+                example=lambda s, m: (e := torch.where(m, (s - s.amax(-1, keepdim=True)).exp(), 0.0))
+                / e.sum(-1, keepdim=True).clamp_min(torch.finfo(s.dtype).tiny)),
+        Mistake("A masked key's large score made a row with allowed keys NaN: exp of that score overflows to inf, "
+                "and inf * 0 is NaN (or a maximum taken over it made every allowed key underflow, and 0/0 is NaN). "
+                "Keep the masked scores out of exp and of the max: mask the scores first.",
+                when=lambda got, args: bool((_masked_top(*args) & got.isnan().any(-1)).any()),
+                example=lambda s, m: (e := s.exp() * m) / e.sum(-1, keepdim=True).clamp_min(torch.finfo(s.dtype).tiny)),
         Mistake("You masked after the softmax, which counted the masked keys too: the rows do not sum to 1. Mask "
                 "the scores before it, so it renormalises.", answer=lambda s, m: torch.softmax(s, dim=-1) * m),
         Mistake("Your weights are non-zero where the mask is False: True means may attend, and masked_fill writes "
                 "where its own mask is True.", answer=lambda s, m: safe_softmax(s, ~m)),
+        *[Mistake("Your masked keys still get weight: a masked score set to 0 (scores * mask) is not hidden, since "
+                  f"e^0 = 1. A masked key needs a score that softmax turns into exactly 0; {ZERO_ROWS}.",
+                  answer=variant(safe_softmax, fill=0.0, guard=guard)) for guard in (True, False)],
+        *[Mistake("Your guard for the queries with no key lines up with the keys, not the queries: mask.any(-1) "
+                  "without keepdim has one entry per query, and broadcasting lays them along the last axis, so query "
+                  "j's empty row zeroes key j's column for every query. Keep the reduced axis.", answer=answer)
+          for answer in (variant(safe_softmax, keepdim=False), lambda s, m: safe_softmax(s, m) * m.any(-1))],
         Mistake("Your rows with an allowed key do not sum to 1: the softmax must run over the keys, dim=-1.",
                 when=lambda got, args: got.is_floating_point() and bool((got.float().nan_to_num(0.0).sum(-1) - 1).abs()[
                     args[1].expand(args[0].shape).any(-1)].max() > 1e-2),

@@ -98,6 +98,10 @@ def ss_fixed_width(q, k):  # the width of the notebook's running example, d_k = 
     return q @ k.transpose(-2, -1) / math.sqrt(1024)
 
 
+def ss_transpose_0_1(q, k):  # L1 #309: axes counted from the front, right for 2-D inputs only
+    return q @ k.transpose(0, 1) / math.sqrt(q.shape[-1])
+
+
 def ss_softmax(q, k):  # one step too far: the weights
     return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
 
@@ -189,5 +193,6 @@ ANSWERS = [
     wrong(EX4, "softmax-applied", lambda: ss_softmax, ("softmax", "sum to 1", "before"),
           note="the weights returned where the scores are asked"),
     wrong(EX4, "softmax-of-unscaled", lambda: ss_softmax_unscaled, ("softmax", "sum to 1")),
-    wrong(EX4, "fixed-width", lambda: ss_fixed_width, ("q.shape[-1]", "notebook variable")),
+    wrong(EX4, "fixed-width", lambda: ss_fixed_width, ("notebook variable",)),
+    wrong(EX4, "transpose-0-1", lambda: ss_transpose_0_1, ("transpose(0, 1)",), note="L1 #309"),
 ]

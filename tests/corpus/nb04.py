@@ -3,6 +3,8 @@
 import numpy as np
 import torch
 
+import attnlib
+
 from . import right, wrong
 
 EXERCISES = {"check_sequence1_mask": 1, "check_head_broadcast": 2, "check_decoder_mask": 3,
@@ -223,11 +225,19 @@ def sms_finfo_min_times_mask(scores, mask):
     return weights * mask
 
 
-def sms_manual(scores, mask):
+def sms_manual(scores, mask):  # exp of a masked score far above the allowed ones overflows: inf * 0 is NaN
     top = scores.masked_fill(~mask, NEG_INF).amax(dim=-1, keepdim=True)
     top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))  # empty rows: any shift will do
     e = torch.exp(scores - top) * mask
     return e / e.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).tiny)
+
+
+def sms_manual_masked_first(scores, mask):  # the masked scores never reach exp (L1 #412)
+    s = scores.masked_fill(~mask, NEG_INF)
+    m = s.amax(dim=-1, keepdim=True)
+    e = torch.exp(s - torch.where(torch.isfinite(m), m, torch.zeros_like(m)))
+    d = e.sum(dim=-1, keepdim=True)
+    return e / torch.where(d > 0, d, torch.ones_like(d))
 
 
 def sms_float32_result(scores, mask):  # computed and returned in float32, also for float16 scores
@@ -288,6 +298,64 @@ def sms_wrong_axis(scores, mask):
 
 def sms_additive_1e9_half(scores, mask):  # the additive mask: -1e9 becomes -inf in float16
     return torch.softmax(scores + (1 - mask.to(scores.dtype)) * -1e9, dim=-1)
+
+
+# Answers of learner population L1 (notes/learners/L1): each a case its report flagged
+CAUSAL = torch.ones(4, 4, dtype=torch.bool).tril()  # the notebook's global causal mask, T = 4
+
+
+def dm_global_causal(attention_mask):  # L1 #379: the notebook's 4 x 4 causal mask on every input
+    return attention_mask.bool()[:, None, None, :] & CAUSAL
+
+
+def dm_t_from_batch_axis(attention_mask):  # L1 #453
+    T = attention_mask.shape[0]
+    return attention_mask.bool()[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def dm_int_mask(attention_mask):  # L1 #378: 0/1 integers, not booleans
+    T = attention_mask.shape[-1]
+    return attention_mask[:, None, None, :] * torch.ones(T, T, dtype=torch.long).tril()
+
+
+def dm_uint8(attention_mask):  # L1 #454
+    T = attention_mask.shape[-1]
+    return (attention_mask.bool()[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()).byte()
+
+
+def dm_additive_float(attention_mask):  # L1 #386: 0/-inf, the additive form
+    T = attention_mask.shape[-1]
+    m = attention_mask.bool()[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+    return torch.zeros(m.shape).masked_fill(~m, NEG_INF)
+
+
+def dm_attnlib_helpers(attention_mask):  # L1 #364: attnlib's own converters
+    return attnlib.from_hf_attention_mask(attention_mask) & attnlib.causal_mask(attention_mask.shape[-1])
+
+
+def sms_attnlib(scores, mask):  # L1 #414
+    return attnlib.masked_softmax(scores, mask)
+
+
+def sms_zeroed_scores(scores, mask):  # L1 #427: a masked score of 0 still gets e^0
+    return (scores * mask).softmax(dim=-1) * mask.any(-1, keepdim=True)
+
+
+def sms_renormalised_0_over_0(scores, mask):  # L1 #429: no -inf anywhere, the empty rows are 0/0
+    w = scores.softmax(dim=-1) * mask
+    return w / w.sum(dim=-1, keepdim=True)
+
+
+def sms_max_over_masked_keys(scores, mask):  # L1 #430: a masked key's large score makes the allowed ones underflow
+    m = scores.amax(-1, keepdim=True)
+    e = torch.where(mask, torch.exp(scores - m), torch.zeros_like(scores))
+    d = e.sum(-1, keepdim=True)
+    return e / torch.where(d > 0, d, torch.ones_like(d))
+
+
+def sms_any_without_keepdim(scores, mask):  # L1 #457: the guard lines up with the keys
+    s = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return s.softmax(-1) * mask * mask.any(-1)
 
 
 ANSWERS = [
@@ -356,7 +424,7 @@ ANSWERS = [
     wrong(EX4, "attn-mask-not-inverted", lambda: tm_attn_not_inverted, ("attn_mask", "future", "diagonal")),
     wrong(EX4, "padding-not-inverted", lambda: tm_padding_not_inverted, ("key_padding_mask", "real tokens")),
     wrong(EX4, "diagonal-blocked", lambda: tm_diagonal_blocked, ("diagonal", "itself")),
-    wrong(EX4, "swapped", lambda: tm_swapped),
+    wrong(EX4, "swapped", lambda: tm_swapped, ("other order",), note="also L1 #400"),
     wrong(EX4, "float-additive", lambda: tm_float_additive, ("float", "bool")),
     wrong(EX4, "int-padding", lambda: tm_int_padding, ("dtype", "bool")),
     wrong(EX4, "key-mask-axes", lambda: tm_key_mask_axes, ("(B, Tk)",)),
@@ -367,7 +435,8 @@ ANSWERS = [
     right(EX5, "where-isnan", lambda: sms_where_isnan),
     right(EX5, "masked-fill-nan-to-num", lambda: sms_masked_fill_nan_to_num),
     right(EX5, "finfo-min-times-mask", lambda: sms_finfo_min_times_mask),
-    right(EX5, "manual-exp", lambda: sms_manual),
+    wrong(EX5, "manual-exp", lambda: sms_manual, ("overflow", "inf * 0"),
+          note="right until a masked key scores far above the allowed ones (in float16, by 12): exp(inf) * 0"),
     right(EX5, "float32-result", lambda: sms_float32_result,
           note="float32 weights for float16 scores: compared at float16 tolerance"),
     right(EX5, "softmax-dtype-float32", lambda: sms_softmax_dtype),
@@ -382,4 +451,22 @@ ANSWERS = [
     wrong(EX5, "not-renormalised", lambda: sms_not_renormalised, ("renormal", "after the softmax")),
     wrong(EX5, "wrong-axis", lambda: sms_wrong_axis, ("dim", "axis", "keys")),
     wrong(EX5, "additive-1e9", lambda: sms_additive_1e9_half, ("float16", "-1e9", "inf", "1/Tk", "uniform")),
+    # Learner population L1 (report_L1.md, sections 03 and 04)
+    wrong(EX1, "digit-strings", lambda: ["1000", "1100", "1100", "1100"], ("four 0/1 values",),
+          note="L1 #326: 'without quotes' would lead to the numbers 1000, 1100, which are no rows either"),
+    wrong(EX2, "digit-strings", lambda: ("1111", "1100"), ("four 0/1 values",), star=True, note="L1 #349"),
+    wrong(EX2, "head-1-inverted", lambda: ([1, 1, 1, 1], [0, 0, 1, 1]), ("1 = may attend",), star=True,
+          note="L1 #355: the right heads, head 1's row with 1 at the padding"),
+    wrong(EX3, "global-causal", lambda: dm_global_causal, ("causal part is (4, 4)",)),
+    wrong(EX3, "T-from-batch-axis", lambda: dm_t_from_batch_axis, ("causal part is (3, 3)",)),
+    wrong(EX3, "int-mask", lambda: dm_int_mask, ("comparisons", "keep the result bool")),
+    wrong(EX3, "uint8", lambda: dm_uint8, ("keep the result bool",)),
+    wrong(EX3, "additive-float", lambda: dm_additive_float, ("0 and -inf",)),
+    wrong(EX3, "attnlib-helpers", lambda: dm_attnlib_helpers, ("from_hf_attention_mask",)),
+    wrong(EX5, "attnlib-masked-softmax", lambda: sms_attnlib, ("masked_softmax",)),
+    wrong(EX5, "zeroed-scores", lambda: sms_zeroed_scores, ("e^0",)),
+    wrong(EX5, "renormalised-0-over-0", lambda: sms_renormalised_0_over_0, ("row sum of 0",)),
+    wrong(EX5, "max-over-masked-keys", lambda: sms_max_over_masked_keys, ("maximum over the allowed keys",)),
+    wrong(EX5, "any-without-keepdim", lambda: sms_any_without_keepdim, ("keepdim",)),
+    right(EX5, "manual-exp-masked-first", lambda: sms_manual_masked_first),
 ]
