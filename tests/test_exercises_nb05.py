@@ -209,7 +209,8 @@ def test_multi_head_attention_accepts_the_reference(capsys):
     assert line(capsys).startswith("Exercise 5: correct.")
 
 
-def test_multi_head_attention_accepts_torch(capsys):
+def test_multi_head_attention_refuses_a_ready_made_attention(capsys):
+    """The prompt asks for softmax(QK^T / sqrt(d_k)) V written out: torch's SDPA and attnlib's helpers are refused."""
     def with_torch(q, k, v, num_heads):
         b, tq, e = q.shape
         split = [x.reshape(b, x.shape[1], num_heads, e // num_heads).transpose(1, 2) for x in (q, k, v)]
@@ -217,7 +218,10 @@ def test_multi_head_attention_accepts_torch(capsys):
         return heads.transpose(1, 2).reshape(b, tq, e)
 
     nb05.check_multi_head_attention(with_torch)
-    assert line(capsys).startswith("Exercise 5: correct.")
+    out = line(capsys)
+    assert out.startswith("Exercise 5: not yet.") and "torch's scaled_dot_product_attention" in out, out
+    nb05.check_multi_head_attention(lambda q, k, v, h: attnlib.merge_heads(attnlib.split_heads(q, h)))
+    assert "Your function calls attnlib's split_heads" in line(capsys)
 
 
 @pytest.mark.parametrize(("options", "hint"), [

@@ -95,6 +95,36 @@ def mh_sum_heads(x, num_heads):
     return x.reshape(bh // num_heads, num_heads, t, dh).sum(dim=1)
 
 
+def split_heads(x, num_heads):  # the notebook's cell of section 4, copied as it is
+    b, t, e = x.shape
+    x = x.reshape(b, t, num_heads, e // num_heads)
+    return x.transpose(1, 2)
+
+
+def mh_split_instead(x, num_heads):  # the visible split_heads: the wrong direction
+    return split_heads(x, num_heads)
+
+
+def mh_heads_reversed(x, num_heads):
+    bh, t, dh = x.shape
+    y = x.reshape(bh // num_heads, num_heads, t, dh).flip(1)
+    return y.transpose(1, 2).reshape(bh // num_heads, t, num_heads * dh)
+
+
+def mh_transpose_t_dh(x, num_heads):  # transposes T and Dh instead of H and T
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, num_heads, t, dh).transpose(2, 3).reshape(bh // num_heads, t, num_heads * dh)
+
+
+def mh_stops_at_4d(x, num_heads):  # (B, T, H, Dh): the last two axes never merged
+    bh, t, dh = x.shape
+    return x.reshape(bh // num_heads, num_heads, t, dh).transpose(1, 2)
+
+
+def mh_one_fake_sequence(x, num_heads):  # the section-4 merge on a batch of one: (T, B*H*Dh)
+    return attnlib.merge_heads(x.unsqueeze(0))[0]
+
+
 # Exercise 5: my_multi_head_attention(q, k, v, num_heads) -> (B, Tq, E)
 def mha_einsum(q, k, v, num_heads):
     b, tq, e = q.shape
@@ -188,8 +218,56 @@ def mha_keys_with_tq(q, k, v, num_heads):  # reshapes the keys with the queries'
     return (w @ vh).transpose(1, 2).reshape(b, tq, e)
 
 
-def mha_one_head(q, k, v, num_heads):  # ignores num_heads: single-head attention
-    return attnlib.scaled_dot_product_attention(q, k, v)[0]
+def mha_one_head(q, k, v, num_heads):  # ignores num_heads: single-head attention (no ready-made call, now refused)
+    return (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1) @ v
+
+
+def mha_one_head_dh_scale(q, k, v, num_heads):  # one wide head, scaled by sqrt(Dh): never split
+    return (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1] // num_heads)).softmax(dim=-1) @ v
+
+
+def mha_attnlib_helpers(q, k, v, num_heads):  # the prompt forbids split_heads, merge_heads and the attention
+    qh, kh, vh = (attnlib.split_heads(x, num_heads) for x in (q, k, v))
+    return attnlib.merge_heads(attnlib.scaled_dot_product_attention(qh, kh, vh)[0])
+
+
+def mha_torch_sdpa(q, k, v, num_heads):
+    qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
+    return F.scaled_dot_product_attention(qh, kh, vh).transpose(1, 2).reshape(q.shape)
+
+
+def mha_scales_q_in_place(q, k, v, num_heads):  # right output, but the caller's q is divided too
+    q /= math.sqrt(q.shape[-1] // num_heads)
+    qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
+    return ((qh @ kh.transpose(-2, -1)).softmax(dim=-1) @ vh).transpose(1, 2).reshape(q.shape)
+
+
+def _scaled(divisor):  # right but for the divisor of the scores, divisor(E, H)
+    def attention(q, k, v, num_heads):
+        qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
+        w = (qh @ kh.transpose(-2, -1) / divisor(q.shape[-1], num_heads)).softmax(dim=-1)
+        return (w @ vh).transpose(1, 2).reshape(q.shape)
+    return attention
+
+
+def mha_two_heads(q, k, v, num_heads):  # written for the running example, H = 2
+    return mha_view_contiguous(q, k, v, 2)
+
+
+def mha_keys_not_transposed(q, k, v, num_heads):  # runs only when Dh == Tk
+    qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
+    w = (qh @ kh / math.sqrt(qh.shape[-1])).softmax(dim=-1)
+    return (w @ vh).transpose(1, 2).reshape(q.shape)
+
+
+def mha_dealt_heads(q, k, v, num_heads):  # head h takes features h, H + h, 2H + h, ...; the merge puts them back
+    b, tq, e = q.shape
+    d = e // num_heads
+
+    def split(x):
+        return x.reshape(b, x.shape[1], d, num_heads).permute(0, 3, 1, 2)
+    w = (split(q) @ split(k).transpose(-2, -1) / math.sqrt(d)).softmax(-1)
+    return (w @ split(v)).permute(0, 2, 3, 1).reshape(b, tq, e)
 
 
 ANSWERS = [
@@ -203,7 +281,10 @@ ANSWERS = [
     wrong(EX1, "no-biases", lambda: 4 * 8**2, ("bias",)),
     wrong(EX1, "no-output-projection", lambda: 3 * 8**2 + 3 * 8, ("W^O", "output", "four", "4")),
     wrong(EX1, "times-heads", lambda: 4 * (4 * 8**2 + 4 * 8), ("head", "H", "whatever", "independent")),
-    wrong(EX1, "one-bias", lambda: 4 * 8**2 + 8),
+    wrong(EX1, "one-bias", lambda: 4 * 8**2 + 8, ("own bias",)),
+    wrong(EX1, "running-example-E", lambda: 4 * 4**2 + 4 * 4, ("running example", "embed_dim=8")),
+    wrong(EX1, "one-projection", lambda: 8 * 8 + 8, ("one projection", "four projections")),
+    wrong(EX1, "one-head-of-four", lambda: 4 * (2 * 8 + 2), ("one head", "four projections")),
     wrong(EX1, "string", lambda: "288", ("number", "string", "quote")),
     # Exercise 2
     right(EX2, "tuple", lambda: (1, 1, 5, 3)),
@@ -223,6 +304,12 @@ ANSWERS = [
     wrong(EX2, "counted-from-one", lambda: (2, 2, 6, 4), ("from 1", "from 0")),
     wrong(EX2, "the-shape", lambda: (2, 3, 7, 4), ("shape", "index")),
     wrong(EX2, "three-numbers", lambda: (1, 5, 7), ("entries", "4")),
+    wrong(EX2, "next-head", lambda: (1, 2, 5, 3), ("number for the head", "h*Dh")),
+    wrong(EX2, "feature-off-by-one", lambda: (1, 1, 5, 4), ("feature within the head", "from 0")),
+    wrong(EX2, "token-replaced", lambda: (1, 1, 1, 3), ("number for the token",)),
+    wrong(EX2, "sequence-changed", lambda: (0, 1, 5, 3), ("number for the sequence",)),
+    wrong(EX2, "token-and-feature-swapped", lambda: (1, 1, 3, 5), ("another order",)),
+    wrong(EX2, "order-b-t-d-h", lambda: (1, 5, 3, 1), ("another order",)),
     wrong(EX2, "string", lambda: "(1, 1, 5, 3)", ("tuple", "string", "quote")),
     # Exercise 3
     right(EX3, "float", lambda: 8.0),
@@ -235,6 +322,8 @@ ANSWERS = [
     wrong(EX3, "Dh-without-sqrt", lambda: 64, ("sqrt", "square root", "√")),
     wrong(EX3, "factor-not-divisor", lambda: 1 / 8, ("divide", "1/8", "factor", "multipl")),
     wrong(EX3, "sqrt-of-H", lambda: math.sqrt(8), ("Dh", "E / H", "head width", "64")),
+    wrong(EX3, "sqrt-of-H-one-decimal", lambda: 2.8, ("sqrt(H)",)),
+    wrong(EX3, "one-over-sqrt-E", lambda: 1 / math.sqrt(512), ("1/sqrt(E)",)),
     wrong(EX3, "string", lambda: "8", ("number", "string", "quote")),
     # Exercise 4
     right(EX4, "reshape-transpose", lambda: mh_reshape_transpose),
@@ -251,6 +340,11 @@ ANSWERS = [
     wrong(EX4, "dh-major", lambda: mh_dh_major, ("order", "side by side", "interleave")),
     wrong(EX4, "one-argument", lambda: mh_one_argument, ("num_heads", "arguments")),
     wrong(EX4, "sum-heads", lambda: mh_sum_heads, ("shape",)),
+    wrong(EX4, "split-instead-of-merge", lambda: mh_split_instead, ("inverse",)),
+    wrong(EX4, "heads-reversed", lambda: mh_heads_reversed, ("reverse order",)),
+    wrong(EX4, "transposes-t-and-dh", lambda: mh_transpose_t_dh, ("T and Dh",)),
+    wrong(EX4, "stops-at-4d", lambda: mh_stops_at_4d, ("not merged",)),
+    wrong(EX4, "one-fake-sequence", lambda: mh_one_fake_sequence, ("one sequence",)),
     # Exercise 5
     right(EX5, "einsum", lambda: mha_einsum),
     right(EX5, "loop-over-heads", lambda: mha_loop),
@@ -264,4 +358,13 @@ ANSWERS = [
     wrong(EX5, "softmax-over-queries", lambda: mha_softmax_queries, ("dim", "axis", "keys")),
     wrong(EX5, "keys-reshaped-with-tq", lambda: mha_keys_with_tq, ("Tk", "key", "cross", "-1")),
     wrong(EX5, "single-head", lambda: mha_one_head, ("head", "split", "Dh")),
+    wrong(EX5, "single-head-dh-scale", lambda: mha_one_head_dh_scale, ("ignores num_heads",)),
+    wrong(EX5, "attnlib-helpers", lambda: mha_attnlib_helpers, ("attnlib's split_heads",)),
+    wrong(EX5, "torch-sdpa", lambda: mha_torch_sdpa, ("scaled_dot_product_attention",)),
+    wrong(EX5, "scales-q-in-place", lambda: mha_scales_q_in_place, ("in place",)),
+    wrong(EX5, "divides-by-dh", lambda: _scaled(lambda e, h: e // h), ("Dh itself",)),
+    wrong(EX5, "divides-by-sqrt-h", lambda: _scaled(lambda e, h: math.sqrt(h)), ("sqrt(H)",)),
+    wrong(EX5, "hard-coded-two-heads", lambda: mha_two_heads, ("another number of heads",)),
+    wrong(EX5, "keys-not-transposed", lambda: mha_keys_not_transposed, ("transpose",)),
+    wrong(EX5, "features-dealt-to-heads", lambda: mha_dealt_heads, ("every H-th feature",)),
 ]
