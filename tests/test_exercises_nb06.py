@@ -71,6 +71,19 @@ def test_masked_weights_accepts_any_fill_that_vanishes(capsys, fill):
 # --- Exercise 2: the probes vary every size, so the running example's sizes cannot be hard-coded ------------
 
 
+@pytest.mark.parametrize(("exercise", "wrong"), [
+    (nb06.check_pair_scores, lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q).unsqueeze(2) + (k @ W_k).unsqueeze(1))
+     @ w_v),
+    (nb06.check_pair_scores, lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q.T).unsqueeze(1) + (k @ W_k.T).unsqueeze(2))
+     @ w_v),
+    (nb06.check_masked_weights, lambda s, v: masked_softmax(s, torch.arange(s.shape[-1]) >= v[:, None, None])),
+    (nb06.check_masked_weights, lambda s, v: masked_softmax(s, torch.arange(s.shape[-1])[:, None] < v[:, None, None])),
+], ids=["W-not-transposed", "unsqueeze-swapped", "mask-flipped", "mask-not-lined-up"])
+def test_no_hint_writes_the_line_to_write(exercise, wrong):
+    text = exercise.judge(wrong).text
+    assert text and not any(code in text for code in ("W_q.T", "unsqueeze(", "< valid_lens", "[:, None, None]")), text
+
+
 @pytest.mark.parametrize("hard_coded", [
     lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q.T).unsqueeze(2) + (k @ W_k.T).unsqueeze(1)) @ torch.ones(6),
     lambda q, k, W_q, W_k, w_v: (torch.tanh((q @ W_q.T).unsqueeze(2) + (k @ W_k.T).unsqueeze(1)) @ w_v)[:2],

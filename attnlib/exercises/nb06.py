@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import re
+
 import torch
 
+from ..attention import masked_softmax
 from . import Exercise, Mistake, Probe, as_number, describe, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
@@ -15,12 +18,24 @@ B, TQ, TK, DQ, DK, H = 3, 10, 15, 2, 3, 2
 
 # --- Exercise 1: the shape of tanh(W_q q + W_k k) over every pair ------------------------------------------
 
+def _features_hint(got: tuple, expected: tuple) -> str:
+    """The general hint: the axes that are out of place, or whose size is off (never the whole shape)."""
+    if sorted(got) == sorted(expected):
+        return f"{got} has the right sizes in another order: " + (
+            "each (text, query, key) holds a vector of h hidden units, and a vector's entries are the innermost, "
+            "last axis." if got[-1] != H else "the texts, queries and keys come in the order the prompt lists them.")
+    if len(got) == 4:
+        off = [axis for axis, g, e in zip(("texts'", "queries'", "keys'", "hidden units'"), got, expected) if g != e]
+        return (f"{got} has four axes, but the {' and the '.join(off)} {'axes are' if off[1:] else 'axis is'} "
+                "not the right size: take each size from the prompt's B, Tq, Tk and h.")
+    return f"{got} has {len(got)} axes: the features have one each for the texts, queries, keys and hidden units."
+
+
 check_features_shape = Exercise(
     "Exercise 1", expected=(B, TQ, TK, H), read=shape_of,
     unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 4); got {got}.",
     correct="(B, Tq, Tk, h): one hidden vector of h numbers for every (text, query, key).",
-    diagnose=lambda got, expected, args: f"{got} is not that shape: it has one axis for the texts, one for the "
-                                         "queries, one for the keys and one for the hidden units, in that order.",
+    diagnose=lambda got, expected, args: _features_hint(got, expected),
     mistakes=[
         Mistake("{got} is the shape of the scores, after w_v has turned each pair's hidden units into one number. "
                 "The tanh features still hold h numbers per pair: one more axis.", answer=(B, TQ, TK)),
@@ -66,16 +81,44 @@ def _pair_probes() -> list[Probe]:  # Tq = Tk first: queries and keys added elem
             for b, tq, tk, dq, dk, h in PAIR_SIZES]
 
 
+def _sizes(args) -> str:
+    (b, tq, dq), (tk, dk), h = args[0].shape, args[1].shape[1:], len(args[4])
+    return f"B = {b}, Tq = {tq}, Tk = {tk}, Dq = {dq}, Dk = {dk}, h = {h}"
+
+
+def _misused_weight(err, args) -> str:
+    """How the product torch refused ("... cannot be multiplied (6x5 and 4x6)") used a weight: "stored" (as stored,
+    not transposed), "swapped" (the other side's), "notebook" (a size of the notebook's W_q or W_k only); else ""."""
+    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", str(err))
+    if not found:
+        return ""
+    _, width, rows, columns = map(int, found.groups())
+    (dq, dk), h = (w.shape[1] for w in args[2:4]), len(args[4])
+    if (rows, columns) in {(h, dq), (h, dk)}:
+        return "stored"
+    if (width, rows, columns) in {(dq, dk, h), (dk, dq, h)}:
+        return "swapped"
+    notebook = {(H, DQ), (DQ, H), (H, DK), (DK, H)} - {(h, dq), (h, dk), (dq, h), (dk, h)}
+    return "notebook" if (rows, columns) in notebook else ""
+
+
 check_pair_scores = Exercise(
-    "Exercise 2", reference=pair_scores, probes=_pair_probes,
+    "Exercise 2", reference=pair_scores, probes=_pair_probes, refuse=("attnlib.additive",),
     correct="one additive score per (query, key) pair, by broadcasting (B, Tq, 1, h) + (B, 1, Tk, h).",
     mistakes=[
+        Mistake("Your scores have one query only, the first of the first text, against every key: section 1's cell, "
+                "made for one query. Here every query of every text meets every key of its text: give the projected "
+                "queries and keys an axis each for the other.",
+                answer=lambda q, k, W_q, W_k, w_v: torch.tanh(W_q @ q[0, 0] + k @ W_k.T) @ w_v),
         Mistake(lambda got: f"Your scores have shape {tuple(got.shape)}, one per query, not one per pair: the queries "
                 "and keys were added elementwise (query i with key i only, which runs only when Tq = Tk). Give each "
                 "side an axis for the other with unsqueeze.", when=lambda got: got.dim() == 2,
                 example=lambda q, k, W_q, W_k, w_v: torch.tanh(q @ W_q.T + k @ W_k.T) @ w_v),
-        Mistake("Your scores are transposed, keys down the rows: the queries take the new axis after their own "
-                "(unsqueeze(2)), the keys before theirs (unsqueeze(1)).", answer=variant(pair_scores, new_axes=(1, 2))),
+        Mistake("Your scores are transposed, (B, Tk, Tq), keys down the rows: the new axes you gave the two sides are "
+                "the wrong way round.", answer=variant(pair_scores, new_axes=(1, 2))),
+        Mistake("Your scores are dot products of the projected query and key, dot-product attention's score. The "
+                "additive score adds the two projections, squashes the sum with tanh and weighs it with w_v.",
+                answer=lambda q, k, W_q, W_k, w_v: (q @ W_q.T) @ (k @ W_k.T).transpose(1, 2)),
         Mistake("tanh came after w_v, squashing each score on its own. The formula squashes the h hidden units "
                 "first and then weighs them: w_v . tanh(W_q q + W_k k).", answer=variant(pair_scores, tanh_at="after")),
         Mistake("You applied tanh to each side on its own and added the results: the sum goes inside the tanh, so "
@@ -89,11 +132,24 @@ check_pair_scores = Exercise(
                 example=lambda *a: torch.tanh((a[0] @ a[2].T).unsqueeze(2) + (a[1] @ a[3].T).unsqueeze(1))),
         Mistake("Your rows sum to 1: you returned softmax weights. The exercise asks for the raw scores; the softmax "
                 "comes later, after the mask.", answer=lambda *a: pair_scores(*a).softmax(dim=-1)),
-        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on B = {len(args[0])}, Tq = "
-                f"{args[0].shape[1]}, Tk = {args[1].shape[1]}: W_q is (h, Dq) and W_k (h, Dk), so project with "
-                "queries @ W_q.T and keys @ W_k.T, then add (B, Tq, 1, h) + (B, 1, Tk, h).",
-                raises=RuntimeError, match="size|shape|dimension|mat",
+        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a weight went into a "
+                "product as it is stored. W_q is (h, Dq) and W_k (h, Dk), as in section 1: a (..., Dq) input needs "
+                "W_q's transpose, and the keys W_k's.", raises=RuntimeError,
+                when=lambda err, args: _misused_weight(err, args) == "stored",
                 example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q).unsqueeze(2)) @ w_v),
+        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a side met the other "
+                "side's weight. W_q (h, Dq) projects the queries and W_k (h, Dk) the keys.", raises=RuntimeError,
+                when=lambda err, args: _misused_weight(err, args) == "swapped",
+                example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_k.T).unsqueeze(2)) @ w_v),
+        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a product met a matrix "
+                f"of the size of the notebook's W_q or W_k (h = {H}, Dq = {DQ}, Dk = {DK}), none of the weights the "
+                "function is given. Use the function's own arguments.", raises=RuntimeError,
+                when=lambda err, args: _misused_weight(err, args) == "notebook",
+                example=lambda q, k, W_q, W_k, w_v: q @ torch.ones(H, DK).T),
+        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {_sizes(args)}: two sizes that must "
+                "agree do not. W_q is (h, Dq), W_k (h, Dk) and w_v (h,): check what each product meets.",
+                raises=RuntimeError, match="size|shape|dimension|mat",
+                example=lambda q, k, W_q, W_k, w_v: torch.tanh(q @ W_q.T) @ w_v[:1]),
     ])
 
 
@@ -125,15 +181,15 @@ def _on_queries(got, args) -> bool:
         and not torch.allclose(got[~rows].nan_to_num(-1.0), free[~rows], atol=1e-5)
 
 
-def _masked_probes() -> list[Probe]:  # B = Tq first, so a (B, Tk) mask runs (and is named); text 0 has 1 key
-    g = torch.Generator().manual_seed(60)
-    sizes = [((2, 2, 4), [1, 4]), ((3, 4, 5), [2, 5, 3]), ((1, 3, 6), [4]), ((4, 1, 3), [3, 1, 2, 3])]
+def _masked_probes() -> list[Probe]:  # B = Tq first, so a (B, Tk) mask runs (and is named); text 0 has 1 key,
+    g = torch.Generator().manual_seed(60)  # and the longest text is padded too (one length for all is not right)
+    sizes = [((2, 2, 4), [1, 3]), ((3, 4, 5), [2, 5, 3]), ((1, 3, 6), [4]), ((4, 1, 3), [3, 1, 2, 3])]
     return [Probe((torch.randn(*shape, generator=g), torch.tensor(lens)), f"scores {shape}, valid_lens {lens}")
             for shape, lens in sizes]
 
 
 check_masked_weights = Exercise(
-    "Exercise 3", reference=masked_weights, probes=_masked_probes,
+    "Exercise 3", reference=masked_weights, probes=_masked_probes, refuse=("attnlib.masks",),
     correct="each query's weights sum to 1 over the real keys, and every padded key gets exactly 0.",
     mistakes=[
         Mistake("Your mask is on the queries' axis: it compares the lengths with the query positions, so whole rows "
@@ -142,8 +198,14 @@ check_masked_weights = Exercise(
         Mistake(lambda got, args: f"The padded keys get weight (up to {_padding_share(got, args):.2f} of a row): the "
                 "mask is missing. Key j of text b is real when j < valid_lens[b]: mask the scores with that "
                 "(B, 1, Tk) mask before the softmax.", answer=lambda s, v: s.softmax(dim=-1)),
+        Mistake("Every text is masked with the longest length: the padding of the shorter texts still gets weight. "
+                "Each text has its own length, valid_lens[b].",
+                answer=lambda s, v: masked_weights(s, v.max().expand_as(v))),
         Mistake("One key too many: the key at index valid_lens[b] gets weight. The real keys are j < valid_len "
                 "(indices start at 0), not j <= valid_len.", answer=variant(masked_weights, inclusive=True)),
+        Mistake("One key too few: the last real key of each text, at index valid_lens[b] - 1, gets no weight (and a "
+                "text of one key none at all). Indices start at 0, so the n real keys are 0 to n - 1: compare the "
+                "positions with the length itself.", answer=lambda s, v: masked_weights(s, v - 1)),
         Mistake("Your (B, Tk) mask has no query axis: against (B, Tq, Tk) scores its batch axis meets the queries (it "
                 "runs when B = Tq), so a query got another text's lengths. Add one: mask[:, None, :], (B, 1, Tk).",
                 answer=lambda s, v: s.masked_fill(torch.arange(s.shape[-1]) >= v[:, None], -torch.inf).softmax(-1)),
@@ -152,18 +214,28 @@ check_masked_weights = Exercise(
         Mistake(lambda got, args: f"The padded scores were set to 0, and exp(0) is not small: the padding still takes "
                 f"up to {_padding_share(got, args):.2f} of a row. Fill them with float('-inf').",
                 answer=variant(masked_weights, fill=0.0)),
-        Mistake("The mask is the wrong way round: the real keys get no weight and the padding all of it. True must "
-                "mean may attend: torch.arange(Tk) < valid_lens, not >=.",
+        Mistake("Your mask works the wrong way round: the real keys get no weight and the padding all of it. True "
+                "means may attend, and masked_fill fills where its mask is True: -inf must go to the padding.",
                 when=lambda got, args: float((got.nan_to_num(0.0) * _real(*args)).abs().max()) < 1e-6
                 and _padding_share(got, args) > 0.5,
                 example=lambda s, v: s.masked_fill(_real(s, v), float("-inf")).softmax(-1)),
+        Mistake("Your values are negative (or -inf), which a weight never is: these are scores, or a log_softmax. "
+                "The weights are the softmax of the masked scores over the keys.",
+                when=lambda got: bool((got < 0).any()), example=lambda s, v: s.masked_fill(~_real(s, v), -torch.inf)),
         Mistake(lambda got: "Your rows do not sum to 1 over the keys (one sums to "
                 f"{float(got.nan_to_num(0.0).sum(-1).flatten()[0]):.2f}): the softmax ran over another axis. "
                 "Normalise over the keys, dim=-1.",
                 when=lambda got: not torch.allclose(got.sum(-1), torch.ones(got.shape[:-1]), atol=1e-4),
                 example=lambda s, v: s.masked_fill(~_real(s, v), float("-inf")).softmax(dim=1)),
+        Mistake("Your function uses the notebook's mask, made for the running example's 3 texts of 15 keys: build "
+                "the mask inside the function, from valid_lens and the scores' own number of keys.",
+                raises=(RuntimeError, ValueError), match=rf"\({B}, 1, {TK}\)",
+                example=lambda s, v: masked_softmax(s, torch.ones(B, 1, TK, dtype=torch.bool))),
+        Mistake(f"Your mask has {TK} keys whatever the scores, the running example's Tk (a {TK} written in, or the "
+                "notebook's mask): take the number of keys from the scores.", raises=(RuntimeError, ValueError),
+                match=rf"\b{TK}\b", example=lambda s, v: s.masked_fill(torch.arange(TK) >= v[:, None, None], 0.0)),
         Mistake("Your mask does not line up with the (B, Tq, Tk) scores: the keys are their last axis, so a mask "
-                "from the lengths is (B, 1, Tk), valid_lens[:, None, None] compared with torch.arange(Tk).",
+                "from the lengths is (B, 1, Tk), as section 3's.",
                 raises=(RuntimeError, ValueError), match="size|shape|broadcast|dimension",
                 example=lambda s, v: s.masked_fill(~(torch.arange(s.shape[-1])[:, None] < v[:, None, None]), 0.0)),
     ])
@@ -176,7 +248,7 @@ check_largest_weight = Exercise(
     diagnose=lambda got, expected, args: (
         f"Write a number between 0 and 1, such as 0.5 or 1 / 3; got {describe(got)}."
         if not isinstance(got, (int, float))
-        else f"{got} is close, but not at three decimals: write three decimals, or the fraction itself."
+        else f"{got} is near, but not right at three decimals: work the weight out exactly (a fraction), then round it."
         if abs(got - expected) < 0.01 else f"{got} is not what the next cell prints. When W_q q is huge, what is "
         "left of the key's part W_k k inside each tanh, and what does that make each key's score?"),
     correct="every hidden unit saturates, every key of a row gets the same score, and the 15 real keys of "
@@ -196,4 +268,11 @@ check_largest_weight = Exercise(
                 when=near(1 / 8, tol=0.004), example=0.125),
         Mistake("The weights of a row sum to 1 over its real keys, so the largest cannot be below their average; "
                 "{got} is.", when=lambda got: 0 <= got < 1 / TK - 0.001, example=0.01),
+        Mistake("Close, but not at three decimals: write three decimals, or the fraction itself.",
+                when=near(round(1 / TK, 2), tol=1e-6), example=0.07),
+        Mistake("That is the weight at 5 times, the next cell's third line: there the hidden units are close to "
+                "saturation, not saturated. At 1000 times, what is left of W_k k inside each tanh?",
+                when=near(0.0699, tol=0.0005), example=0.0699),
+        Mistake("That is a weight shared equally by 14 keys: count the real keys of \"Sat, 7 Feb 2026\" again (the "
+                "comma and the spaces are keys too).", when=near(1 / (TK - 1), tol=0.0006), example=1 / 14),
     ])

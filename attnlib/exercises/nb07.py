@@ -16,11 +16,13 @@ __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half",
 
 # --- Exercise 1: which rows of "dog bites man"'s output make "man bites dog"'s -------------------------
 def _as_rows(answer: Any) -> Any:
-    """A list of ints from a list, tuple, tensor or array of whole numbers; anything else unchanged."""
+    """A list of ints from a list, tuple, range, tensor or array of whole numbers (-1 is row 2, as Python indexes
+    the three rows); anything else unchanged."""
+    answer = list(answer) if isinstance(answer, range) else answer
     rows = read_value(answer, [0]) if not isinstance(answer, str) else answer
     whole = isinstance(rows, list) and all(isinstance(r, (int, float)) and not isinstance(r, bool)
                                            and float(r).is_integer() for r in rows)
-    return [int(r) for r in rows] if whole else answer
+    return [int(r) + 3 if -3 <= r < 0 else int(r) for r in rows] if whole else answer
 
 
 def _is_rows(got: Any) -> bool:
@@ -51,14 +53,15 @@ check_permuted_rows = Exercise(
 
 # --- Exercise 2: the matrix M_k with PE(t + k) = M_k PE(t) -------------------------------------------------
 def shift_matrix(k: int, E: int, *, two: float = 2.0, feature: bool = False, sign: float = 1.0,
-                 layout: str = "pairs", frequency: bool = True, base: float = 10000.0) -> torch.Tensor:
+                 layout: str = "pairs", frequency: bool = True, base: float = 10000.0,
+                 cos_first: bool = False) -> torch.Tensor:
     """(E, E): the reference M_k, one 2 x 2 rotation block per pair (2i, 2i + 1); each keyword is a mistake."""
     M = torch.zeros(E, E, dtype=torch.float64)
     for i in range(E // 2):
         omega = base ** (-two * (2 * i if feature else i) / E) if frequency else 1.0
         c, s = math.cos(k * omega), sign * math.sin(k * omega)
         a, b = (2 * i, 2 * i + 1) if layout == "pairs" else (i, i + E // 2)
-        M[a, a], M[a, b], M[b, a], M[b, b] = c, s, -s, c  # sin(x + y) = sin x cos y + cos x sin y, ...
+        M[a, a], M[a, b], M[b, a], M[b, b] = (s, c, c, -s) if cos_first else (c, s, -s, c)  # sin(x + y) = ...
     return M
 
 
@@ -78,6 +81,10 @@ check_shift_matrix = Exercise(
         Mistake("All your pairs turn k radians: pair i turns by k·ω_i.", answer=variant(shift_matrix, frequency=False)),
         Mistake("Your blocks pair feature i with feature i + E/2 (RoPE's rotate-half layout); in the sinusoidal table "
                 "a pair sits side by side, sin at 2i, cos at 2i + 1.", answer=variant(shift_matrix, layout="half")),
+        Mistake("Your blocks read the old pair cosine first: the table's pair is (sin, cos), sine first, and the block "
+                "multiplies it in that order.", answer=variant(shift_matrix, cos_first=True)),
+        Mistake("Your M_k is the same for every k: it moves the table by one position. Pair i turns by k·ω_i.",
+                answer=lambda k, E: shift_matrix(1, E)),
     ])
 
 
@@ -99,7 +106,7 @@ def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tens
 
 def _rope_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(7)
-    i4, i3 = torch.arange(4, dtype=torch.float64), torch.arange(3, dtype=torch.float64)  # the pairs of D = 8 and 6
+    i4, i3 = torch.arange(4.0), torch.arange(3.0)  # the pairs of D = 8 and 6; theta in x's dtype, float32
     return [Probe((torch.randn(5, 8, generator=g), torch.arange(3, 8), 10000.0 ** (-2 * i4 / 8)),
                   "x (5, 8) at positions 3..7, base 10000"),
             Probe((torch.randn(2, 3, 4, 6, generator=g), torch.arange(4), 100.0 ** (-2 * i3 / 6)),
@@ -126,6 +133,13 @@ check_rope_rotate_half = Exercise(
                 answer=lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),
         Mistake("sin and cos are swapped: the first feature of a pair becomes a cos - b sin.",
                 answer=variant(rope_rotate_half, swap=True)),
+        Mistake("Your angles are theta alone, the same at every position: the token at t turns pair i by "
+                "positions[t] · theta[i].", answer=lambda x, p, t: rope_rotate_half(x, torch.ones_like(p), t)),
+        Mistake("Every pair of yours turns at theta[0]: pair i turns at its own frequency, theta[i].",
+                answer=lambda x, p, t: rope_rotate_half(x, p, t[:1].expand_as(t))),
+        Mistake("The second half of your result is still x's: a rotation turns both features of a pair, so the "
+                "second half changes too.",
+                answer=lambda x, p, t: torch.cat([rope_rotate_half(x, p, t).chunk(2, -1)[0], x.chunk(2, -1)[1]], -1)),
         Mistake("The two halves of your result are in the wrong order: the new first half, a cos - b sin, comes "
                 "first.", answer=lambda x, p, t: torch.cat(rope_rotate_half(x, p, t).chunk(2, -1)[::-1], -1)),
         Mistake("Your angles go pair by pair (repeat_interleave), the interleaved layout: in rotate-half, features i "

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attnlib import masked_softmax
+from attnlib import AdditiveAttention, from_valid_lens, masked_softmax
 
 from . import right, wrong
 
@@ -88,6 +88,28 @@ def ps_softmaxed(queries, keys, W_q, W_k, w_v):  # weights, not scores
     return torch.softmax(torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)) @ w_v, dim=-1)
 
 
+NOTEBOOK_W_q, NOTEBOOK_W_k = torch.tensor([[-1.0, -4.0], [-4.0, -1.0]]), torch.tensor([[3.0, 0, 0], [0, 3.0, 0]])
+
+
+def ps_notebook_weights(queries, keys, W_q_, W_k_, w_v_):  # the notebook's W_q, W_k and w_v, not the arguments
+    return torch.tanh((queries @ NOTEBOOK_W_q.T).unsqueeze(2) + (keys @ NOTEBOOK_W_k.T).unsqueeze(1)) @ torch.ones(2)
+
+
+def ps_section_1(queries, keys, W_q, W_k, w_v):  # section 1's cell: the first query of text 0 against every key
+    return torch.tanh(W_q @ queries[0, 0] + keys @ W_k.T) @ w_v
+
+
+def ps_dot_product(queries, keys, W_q, W_k, w_v):  # the dot product of the projections
+    return (queries @ W_q.T) @ (keys @ W_k.T).transpose(1, 2)
+
+
+def ps_attnlib_module(queries, keys, W_q, W_k, w_v):  # attnlib's AdditiveAttention loaded with the arguments
+    module = AdditiveAttention(W_q.shape[1], W_k.shape[1], W_q.shape[0])
+    module.load_state_dict({"W_q.weight": W_q, "W_k.weight": W_k, "w_v.weight": w_v[None]})
+    with torch.no_grad():
+        return module.scores(queries, keys)
+
+
 # Exercise 3: masked_weights(scores, valid_lens) -> (B, Tq, Tk)
 def mw_masked_fill(scores, valid_lens):
     mask = torch.arange(scores.shape[-1])[None, None, :] < valid_lens[:, None, None]
@@ -166,6 +188,43 @@ def mw_keys_down_the_rows(scores, valid_lens):  # a (B, Tk, 1) mask: keys on the
     return masked_softmax(scores, keep)
 
 
+def mw_one_too_few(scores, valid_lens):  # hides the last real key
+    return masked_softmax(scores, torch.arange(scores.shape[-1]) < (valid_lens - 1)[:, None, None])
+
+
+def mw_fill_where_true(scores, valid_lens):  # True = may attend, but masked_fill fills where True
+    mask = torch.arange(scores.shape[-1]) < valid_lens[:, None, None]
+    return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+
+
+def mw_longest_length(scores, valid_lens):  # one length for every text
+    return masked_softmax(scores, (torch.arange(scores.shape[-1]) < valid_lens.max()).expand_as(scores))
+
+
+def mw_masked_scores(scores, valid_lens):  # no softmax
+    return scores.masked_fill(~(torch.arange(scores.shape[-1]) < valid_lens[:, None, None]), float("-inf"))
+
+
+def mw_log_softmax(scores, valid_lens):
+    mask = torch.arange(scores.shape[-1]) < valid_lens[:, None, None]
+    return torch.log_softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+
+
+def mw_tk_15(scores, valid_lens):  # the running example's Tk written in
+    return masked_softmax(scores, torch.arange(15) < valid_lens[:, None, None])
+
+
+NOTEBOOK_MASK = torch.arange(15) < torch.tensor([15, 8, 10])[:, None, None]  # section 3's mask, (3, 1, 15)
+
+
+def mw_notebook_mask(scores, valid_lens):
+    return masked_softmax(scores, NOTEBOOK_MASK)
+
+
+def mw_from_valid_lens(scores, valid_lens):  # the prompt asks for a mask built with torch.arange
+    return masked_softmax(scores, from_valid_lens(valid_lens, scores.shape[-1], ndim=3))
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuple", lambda: (3, 10, 15, 2)),
@@ -180,6 +239,10 @@ ANSWERS = [
     wrong(EX1, "shortest-text", lambda: (3, 10, 8, 2), ("padded", "longest")),
     wrong(EX1, "no-batch", lambda: (10, 15, 2), ("batch", "text")),
     wrong(EX1, "string", lambda: "(3, 10, 15, 2)", ("tuple", "string", "quote")),
+    wrong(EX1, "queries-as-many-as-keys", lambda: (3, 15, 15, 2), ("queries' axis",)),
+    wrong(EX1, "one-text", lambda: (1, 10, 15, 2), ("texts' axis",)),
+    wrong(EX1, "h-second", lambda: (3, 2, 10, 15), ("innermost", "last axis")),
+    wrong(EX1, "h-first", lambda: (2, 3, 10, 15), ("innermost", "last axis")),
     # Exercise 2
     right(EX2, "einsum", lambda: ps_einsum),
     right(EX2, "F-linear", lambda: ps_linear),
@@ -191,10 +254,14 @@ ANSWERS = [
     wrong(EX2, "tanh-each-side", lambda: ps_tanh_each, ("tanh", "sum", "inside")),
     wrong(EX2, "no-w_v", lambda: ps_no_w_v, ("w_v",)),
     wrong(EX2, "w_v-inside-tanh", lambda: ps_w_v_inside, ("tanh", "w_v", "after")),
-    wrong(EX2, "weights-swapped", lambda: ps_weights_swapped),
+    wrong(EX2, "weights-swapped", lambda: ps_weights_swapped, ("other side's weight",)),
+    wrong(EX2, "notebook-weights", lambda: ps_notebook_weights, ("notebook's W_q",)),
+    wrong(EX2, "section-1-copy", lambda: ps_section_1, ("section 1", "one query")),
+    wrong(EX2, "dot-product", lambda: ps_dot_product, ("dot product",)),
+    wrong(EX2, "attnlib-module", lambda: ps_attnlib_module, ("attnlib",)),
     wrong(EX2, "softmaxed", lambda: ps_softmaxed, ("softmax", "score")),
     wrong(EX2, "W_q-not-transposed", lambda: lambda q, k, W_q, W_k, w_v: torch.tanh(
-        (q @ W_q).unsqueeze(2) + (k @ W_k).unsqueeze(1)) @ w_v, (".T", "(h, Dq)")),
+        (q @ W_q).unsqueeze(2) + (k @ W_k).unsqueeze(1)) @ w_v, ("transpose",)),
     # Exercise 3
     right(EX3, "masked-fill", lambda: mw_masked_fill),
     right(EX3, "torch-where", lambda: mw_where),
@@ -212,6 +279,14 @@ ANSWERS = [
     wrong(EX3, "softmax-over-queries", lambda: mw_wrong_axis, ("dim", "axis", "keys")),
     wrong(EX3, "zero-fill", lambda: mw_zero_fill, ("-inf", "exp(0)")),
     wrong(EX3, "no-mask", lambda: lambda scores, valid_lens: scores.softmax(-1), ("missing", "padded keys")),
+    wrong(EX3, "one-key-too-few", lambda: mw_one_too_few, ("too few",)),
+    wrong(EX3, "fill-where-true", lambda: mw_fill_where_true, ("masked_fill fills",)),
+    wrong(EX3, "longest-length", lambda: mw_longest_length, ("longest length",)),
+    wrong(EX3, "masked-scores", lambda: mw_masked_scores, ("negative",)),
+    wrong(EX3, "log-softmax", lambda: mw_log_softmax, ("log_softmax",)),
+    wrong(EX3, "Tk-15", lambda: mw_tk_15, ("15 keys",)),
+    wrong(EX3, "notebook-mask", lambda: mw_notebook_mask, ("notebook's mask",)),
+    wrong(EX3, "from_valid_lens", lambda: mw_from_valid_lens, ("from_valid_lens",)),
     # Exercise 4
     right(EX4, "fraction-expression", lambda: 1 / 15),
     right(EX4, "three-decimals", lambda: 0.067),
@@ -228,4 +303,8 @@ ANSWERS = [
     wrong(EX4, "two-decimals", lambda: 0.07, ("three decimals",)),
     wrong(EX4, "half", lambda: 0.5, ("tanh", "W_k k")),
     wrong(EX4, "string", lambda: "0.067", ("number", "string", "quote")),
+    wrong(EX4, "fourteen-keys", lambda: 1 / 14, ("14 keys",)),
+    wrong(EX4, "fourteen-keys-rounded", lambda: 0.071, ("14 keys",)),
+    wrong(EX4, "at-scale-5", lambda: 0.0699, ("5 times",)),
+    wrong(EX4, "third-decimal-off", lambda: 0.068, ("near",)),
 ]

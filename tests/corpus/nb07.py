@@ -84,6 +84,18 @@ def shift_notebook_width(k, E, base=10000.0):  # the notebook's E = 32, hard-cod
     return shift_blocks(k, 32, base)
 
 
+def shift_without_k(k, E, base=10000.0):  # always M_1
+    return shift_blocks(1, E, base)
+
+
+def shift_cosine_first(k, E, base=10000.0):  # the block written for the pair (cos, sin)
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        c, s = math.cos(k * base ** (-2 * i / E)), math.sin(k * base ** (-2 * i / E))
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = torch.tensor([[s, c], [c, -s]])
+    return M
+
+
 # Exercise 3: rope_rotate_half(x, positions, theta), pair i = features (i, i + D/2), angle positions[t] * theta[i]
 def rope_llama(x, positions, theta):  # Hugging Face's rotate_half, and cos/sin of width D
     def rotate_half(t):
@@ -154,6 +166,32 @@ def rope_repeat_interleave(x, positions, theta):  # the angles doubled pair by p
     return x * angle.cos() + torch.cat([-b, a], dim=-1) * angle.sin()
 
 
+def rope_pair_matrices(x, positions, theta):  # a 2 x 2 matrix per (position, pair), matmul on x's pairs
+    half = x.shape[-1] // 2
+    angle = positions[:, None] * theta  # (T, D/2), in theta's dtype
+    R = torch.stack([torch.stack([angle.cos(), -angle.sin()], -1), torch.stack([angle.sin(), angle.cos()], -1)], -2)
+    pairs = torch.stack([x[..., :half], x[..., half:]], -1)  # (..., T, D/2, 2)
+    out = (R @ pairs.unsqueeze(-1)).squeeze(-1)
+    return torch.cat([out[..., 0], out[..., 1]], -1)
+
+
+def rope_no_positions(x, positions, theta):  # angle = theta, the same at every position
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat([a * theta.cos() - b * theta.sin(), b * theta.cos() + a * theta.sin()], dim=-1)
+
+
+def rope_first_frequency(x, positions, theta):  # pair 0's frequency for every pair
+    a, b = x.chunk(2, dim=-1)
+    angle = (positions * theta[0])[:, None]
+    return torch.cat([a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()], dim=-1)
+
+
+def rope_first_half_only(x, positions, theta):  # the second half left as it is
+    a, b = x.chunk(2, dim=-1)
+    angle = positions[:, None] * theta
+    return torch.cat([a * angle.cos() - b * angle.sin(), b], dim=-1)
+
+
 def rope_2d_only(x, positions, theta):  # written for x (T, D)
     D = x.shape[1]
     angle = positions[:, None] * theta
@@ -169,6 +207,8 @@ ANSWERS = [
     right(EX1, "numpy-array", lambda: np.array([2, 1, 0])),
     right(EX1, "reversed-range", lambda: list(range(2, -1, -1))),
     right(EX1, "numpy-ints", lambda: [np.int64(2), np.int64(1), np.int64(0)]),
+    right(EX1, "range-object", lambda: range(2, -1, -1)),
+    right(EX1, "negative-indices", lambda: [-1, -2, -3], note="Python's -1, -2, -3 name rows 2, 1 and 0"),
     wrong(EX1, "positions-keep", lambda: [0, 1, 2], ("word", "position", "follow", "permut")),
     wrong(EX1, "new-vectors", lambda: "new", ("permut", "same", "position", "order")),
     wrong(EX1, "rotated", lambda: [1, 2, 0], ("word", "man", "dog", "row")),
@@ -187,11 +227,14 @@ ANSWERS = [
     wrong(EX2, "k-radians", lambda: shift_k_radians, ("k radians", "frequency", "own")),
     wrong(EX2, "rotate-half-layout", lambda: shift_rotate_half_layout, ("side by side", "i + E/2", "rotate-half")),
     wrong(EX2, "notebook-width", lambda: shift_notebook_width, ("shape",)),
+    wrong(EX2, "without-k", lambda: shift_without_k, ("every k",)),
+    wrong(EX2, "cosine-first-block", lambda: shift_cosine_first, ("sine first",)),
     # Exercise 3
     right(EX3, "llama-rotate-half", lambda: rope_llama),
     right(EX3, "complex-float64", lambda: rope_complex),
     right(EX3, "chunk", lambda: rope_chunk),
     right(EX3, "rotation-matrices-einsum", lambda: rope_matrices),
+    right(EX3, "pair-matrices-matmul", lambda: rope_pair_matrices, note="a matmul needs theta in x's dtype"),
     wrong(EX3, "interleaved-pairs", lambda: rope_interleaved, ("interleav", "pair", "i + D/2", "2i", "half")),
     wrong(EX3, "rotates-backwards", lambda: rope_backwards, ("sign", "direction", "wrong way", "minus", "negative")),
     wrong(EX3, "ignores-positions", lambda: rope_arange_positions, ("positions", "position")),
@@ -200,6 +243,9 @@ ANSWERS = [
     wrong(EX3, "halves-swapped", lambda: rope_halves_swapped, ("order", "half", "cat", "swap")),
     wrong(EX3, "angles-repeat-interleaved", lambda: rope_repeat_interleave, ("repeat_interleave", "side by side")),
     wrong(EX3, "matrices-only", lambda: rope_2d_only, ("leading axes", "x[..., :D // 2]")),
+    wrong(EX3, "no-positions", lambda: rope_no_positions, ("theta alone",)),
+    wrong(EX3, "first-frequency-only", lambda: rope_first_frequency, ("theta[0]",)),
+    wrong(EX3, "first-half-only", lambda: rope_first_half_only, ("second half",)),
     # Exercise 4
     right(EX4, "set", lambda: {"A", "C"}),
     right(EX4, "list", lambda: ["A", "C"]),
