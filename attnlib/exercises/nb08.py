@@ -4,10 +4,11 @@ and what each exercise forbids: the whole (Tq, Tk) matrix of scores, a copy of k
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 
-from . import Exercise, Mistake, Probe, Refused, as_number, plain, variant, watched
+from . import Exercise, Mistake, Probe, Refused, as_number, near, plain, variant, watched
 
 __all__ = ["check_blockwise_attention", "check_cache_causal_mask", "check_grouped_attention",
            "check_online_update", "check_weights_memory"]
@@ -20,21 +21,29 @@ check_weights_memory = Exercise(
     correct="2 GiB for one layer's weights, 16 MiB for Q: the T x T matrix is what grows.",
     mistakes=[
         Mistake("{got} MiB counts numbers, not bytes: each float32 takes 4 bytes.", answer=BYTES / 4 / 2**20),
-        Mistake("{got} MiB is one head's: all H = 8 heads have their own (T, T) weights.", answer=BYTES / 8 / 2**20),
+        Mistake("{got} MiB is one head's (T, T) weights: each head has its own.", answer=BYTES / 8 / 2**20),
         Mistake("{got} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=BYTES * 2 / 2**20),
+        Mistake("{got} MiB counts 2 bytes per number, float16's; float32 takes 4.", answer=BYTES / 2 / 2**20),
+        Mistake("{got} is in bits: the question asks MiB of bytes, 8 bits each.", answer=BYTES * 8 / 2**20),
         Mistake("{got} is the number of bytes: a MiB is 2**20 = 1048576 bytes.", answer=float(BYTES)),
         Mistake("{got} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes.", answer=BYTES / 1e6),
         Mistake("{got} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=BYTES / 2**30),
+        Mistake("{got} is in KiB: the question asks MiB, and a MiB is 1024 KiB.", answer=BYTES / 2**10),
         Mistake("{got} MiB is the size of Q (B, H, T, Dh) with Dh = 64, which grows like T: the weights are "
                 "(B, H, T, T), their last axis T, not Dh.", answer=8 * 8192 * 64 * 4 / 2**20),
+        Mistake("{got} is close, but rounded: the count comes out as a whole number of MiB, nothing to round. Count "
+                "again without rounding, a MiB being 2**20 bytes (not 10**6).", when=near(BYTES / 2**20, rel=0.05),
+                example=2000),
     ])
 
 
 # --- Exercise 2: one step of the online softmax, online_update(m, s, x) -> (m_new, s_new) --------------------
-def online_update(m, s, x, *, rescale=1, shift="new"):
-    """The reference; ``rescale`` (1, 0 or -1: the exponent's sign) and ``shift`` switch on a mistake."""
-    m_new = torch.maximum(m, x)
-    return m_new, s * torch.exp(rescale * (m - m_new)) + torch.exp(x - {"new": m_new, "old": m}[shift])
+def online_update(m, s, x, *, rescale=1, shift="new", keep=torch.maximum,
+                  term=lambda x, m_new: torch.exp(x - m_new)):
+    """The reference; ``rescale`` (1, 0 or -1: the exponent's sign), ``shift``, ``keep`` (which of m and x) and
+    ``term`` (the new score's term) switch on a mistake."""
+    m_new = keep(m, x)
+    return m_new, s * torch.exp(rescale * (m - m_new)) + term(x, {"new": m_new, "old": m}[shift])
 
 
 def _raw_exp(got, args) -> bool:
@@ -58,6 +67,8 @@ check_online_update = Exercise(
                   "overflows float32 above exp(88.7). Take exp only of m - m_new and x - m_new, both at most 0.")],
     correct="max first, then rescale what was summed under the old maximum by exp(m - m_new).",
     mistakes=[
+        Mistake("Your function returns one value: return two values, (m_new, s_new), as the exercise asks.",
+                when=lambda got: isinstance(got, torch.Tensor), example=lambda *a: online_update(*a)[1]),
         Mistake("When a larger score arrives (m = 1, x = 3) your s_new adds to s as it was, but s holds exp(score - 1) "
                 "and the new terms exp(score - 3): rescale the old s first.", answer=variant(online_update, rescale=0)),
         Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to exp(score - m_new), "
@@ -70,6 +81,15 @@ check_online_update = Exercise(
         Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
                 "maximum stays m.", answer=lambda m, s, x: (x, s * torch.exp(m - x) + 1.0)),
         Mistake("You return (s_new, m_new): the maximum comes first.", answer=lambda *a: online_update(*a)[::-1]),
+        Mistake("Your m_new is the smaller of m and x: the running maximum keeps the larger, so that every term "
+                "exp(score - m_new) stays at most 1.", answer=variant(online_update, keep=torch.minimum)),
+        Mistake("Your s_new adds the score x itself, but s is a sum of exponentials, exp(score - m): add x's term "
+                "in that form, shifted by the new maximum.", answer=variant(online_update, term=lambda x, m: x)),
+        Mistake("Your s_new adds 1 whatever x is: x's term exp(x - m_new) is 1 only when x is the new maximum; a "
+                "smaller score (m = 3, x = 2) adds less.", answer=variant(online_update, term=lambda x, m: 1.0)),
+        Mistake("When x is not larger than m (m = 3, x = 2) your s_new stays s: the maximum stays, but x's own "
+                "term must still be added to the sum.",
+                answer=variant(online_update, term=lambda x, m: (x == m).to(x.dtype))),
     ])
 
 
@@ -83,15 +103,15 @@ def _no_whole_matrix(block_size: int, *tensors: torch.Tensor) -> tuple:
 
 
 def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, raw_exp=False, keep_max=True,
-              scaled=True, last_block=True, divide=True):
-    """The reference loop; each keyword switches on one classic mistake."""
-    q = query / math.sqrt(query.shape[-1]) if scaled else query
+              scaled=1, last_block=True, divide=True, tile_max=lambda tile: tile.amax(dim=-1, keepdim=True)):
+    """The reference loop; each keyword switches on one classic mistake (``scaled``: how many times by sqrt(Dh))."""
+    q = query / math.sqrt(query.shape[-1]) ** scaled
     m = q.new_full((*q.shape[:-1], 1), -math.inf)  # (..., Tq, 1)
     s, acc = q.new_zeros(*q.shape[:-1], 1), q.new_zeros(*q.shape[:-1], value.shape[-1])  # (..., Tq, 1), (..., Tq, Ev)
     end = key.shape[-2] if last_block else key.shape[-2] // block_size * block_size
     for start in range(0, end, block_size):
         tile = q @ key[..., start:start + block_size, :].mT  # (..., Tq, bk)
-        m_new = torch.maximum(m, tile.amax(dim=-1, keepdim=True)) if not raw_exp else torch.zeros_like(m)
+        m_new = torch.maximum(m, tile_max(tile)) if not raw_exp else torch.zeros_like(m)
         factor = torch.exp(sign * (m - m_new)) if not raw_exp else 1.0
         p = torch.exp(tile - m_new)  # (..., Tq, bk)
         s = s * (factor if "s" in rescale else 1.0) + p.sum(dim=-1, keepdim=True)
@@ -141,6 +161,10 @@ check_blockwise_attention = Exercise(
         Mistake("Your output is NaN everywhere: on the first block m = -inf, so rescale by exp(m - m_new), 0 there "
                 "(exp(m_new - m) is inf), and make the block's terms exp(tile - m_new) (exp(tile - m) is inf).",
                 when=lambda got: bool(torch.isnan(got).all()), example=variant(blockwise, sign=-1)),
+        Mistake("Your maximum is taken over the whole tile, all queries together: a query with large scores then "
+                "pushes another's exp(tile - m_new) down to 0 in float32. Keep one running maximum per query, over "
+                "the keys of the tile only.",
+                answer=variant(blockwise, tile_max=lambda t: t.amax(dim=(-2, -1), keepdim=True))),
         Mistake("Your m never changes: after each block the running maximum must become m_new (m = m_new at the end of "
                 "the loop), or the next block uses the wrong factor.", answer=variant(blockwise, keep_max=False)),
         Mistake("On scores up to 120 in float32 your output is not finite: an exp overflowed (inf above exp(88.7)). "
@@ -148,20 +172,27 @@ check_blockwise_attention = Exercise(
                 "of tile - m_new and of m - m_new, takes at most 0.", example=variant(blockwise, raw_exp=True),
                 when=lambda got, args: args[1].dtype == torch.float32 and bool(args[1].abs().amax() > 88)
                 and not bool(torch.isfinite(got).all())),
-        Mistake("Your tile uses query, not the scaled q = query / sqrt(Dh).", answer=variant(blockwise, scaled=False)),
+        Mistake("Your tile uses query, not the scaled q = query / sqrt(Dh).", answer=variant(blockwise, scaled=0)),
+        Mistake("Your tile divides by sqrt(Dh) again: the stub's q is already query / sqrt(Dh), so your scores are "
+                "scaled twice.", answer=variant(blockwise, scaled=2)),
         Mistake("Your loop drops the last block when Tk is not a multiple of block_size: range(0, Tk, block_size) "
                 "reaches it (a slice past the end is just shorter).", answer=variant(blockwise, last_block=False)),
         Mistake("Your function counts the axes from the front (shape[2], [:, :, ...]): the probes have 2, 3 and 4 "
                 "axes. Count from the end: the keys are axis -2 (key.shape[-2], key[..., start:stop, :]).",
                 raises=IndexError, example=lambda q, k, v, b: blockwise(q, k[:, :, :], v, b)),  # fails below 3 axes
         Mistake("You return acc itself: divide by s, the sum of the weights.", answer=variant(blockwise, divide=False)),
+        Mistake("Your tile maximum has lost its last axis (amax without keepdim=True): (..., Tq) against m's (..., Tq, "
+                "1) broadcasts to (..., Tq, Tq), which acc cannot take. Keep that axis, as m and s have it.",
+                raises=RuntimeError, match="size of tensor", example=variant(blockwise, tile_max=lambda t: t.amax(-1)),
+                when=lambda err, args: {int(n) for n in re.findall(r"\((\d+)\)", str(err))}
+                == {args[0].shape[-2], args[2].shape[-1]}),  # Tq against Ev
     ])
 
 
 # --- Exercise 4: the causal mask of q_len new queries over kv_len cached keys ---------------------------------
-def cache_causal_mask(q_len: int, kv_len: int, *, shift: int = 0) -> torch.Tensor:
-    """(Tq, Tk): query i sees keys 0 to kv_len - q_len + i, the bottom-right diagonal (``shift`` moves it)."""
-    return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len + shift).bool()
+def cache_causal_mask(q_len: int, kv_len: int, *, shift: int = 0, sign: int = 1) -> torch.Tensor:
+    """(Tq, Tk): query i sees keys 0 to kv_len - q_len + i, the bottom-right diagonal (``shift``, ``sign`` move it)."""
+    return torch.ones(q_len, kv_len).tril(diagonal=sign * (kv_len - q_len) + shift).bool()
 
 
 def _right_but_not_bool(got, args) -> bool:
@@ -171,6 +202,7 @@ def _right_but_not_bool(got, args) -> bool:
 
 check_cache_causal_mask = Exercise(
     "Exercise 4", reference=cache_causal_mask, probes=[(3, 8), (1, 4), (4, 4), (2, 7), (5, 6)],
+    refuse=("attnlib.masks",),  # attnlib's causal_mask(q_len, kv_len, align="bottom_right") is the answer
     correct="query i is token kv_len - q_len + i: it sees keys 0 to kv_len - q_len + i, the bottom-right diagonal.",
     mistakes=[
         Mistake(lambda got, args: f"With {args[1] - args[0]} tokens cached, your first new query sees key 0 only: "
@@ -190,17 +222,28 @@ check_cache_causal_mask = Exercise(
                 example=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).float()),
         Mistake("Your mask is (kv_len, q_len): rows are the queries, so it is (q_len, kv_len).",
                 answer=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).T),
+        Mistake("Your diagonal is shifted left, by q_len - kv_len: the new queries come after the cached tokens and "
+                "see every one of them, so the shift goes the other way.", answer=variant(cache_causal_mask, sign=-1)),
+        Mistake("Your mask lets every new query see every key, also the new tokens after its own: only a single "
+                "new query needs no mask.", answer=lambda q_len, kv_len: torch.ones(q_len, kv_len, dtype=torch.bool)),
+        Mistake(lambda got, args: f"Your mask is {tuple(got.shape)} for q_len = {args[0]}, kv_len = {args[1]}: size "
+                "it from the two arguments, one row per new query, one column per key (cached or new).",
+                when=lambda got, args: got.dim() == 2 and tuple(got.shape) not in (args, args[::-1]),
+                example=lambda q_len, kv_len: torch.ones(3, 8).tril(5).bool()),
     ])
 
 
 # --- Exercise 5: grouped_query_attention(q, k, v) without a copy of k or v ----------------------------------
-def gqa(q, k, v, *, tiled=False, scaled=True, softmax_dim=-1):
-    """The reference: q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh); each keyword switches on a mistake."""
+def gqa(q, k, v, *, tiled=(False, False), power=0.5, width=None, softmax_dim=-1, causal=False):
+    """The reference: q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh); each keyword switches on a mistake (``tiled``:
+    the heads split, and merged back, as (g, Hkv); the scores divided by ``width`` (Dh) ** ``power``)."""
     (b, hq, tq, dh), hkv = q.shape, k.shape[1]
-    groups = q.reshape(b, hq // hkv, hkv, tq, dh).transpose(1, 2) if tiled else q.reshape(b, hkv, -1, tq, dh)
-    scores = groups @ k.unsqueeze(2).mT / (math.sqrt(dh) if scaled else 1.0)  # (B, Hkv, g, Tq, Tk)
+    groups = q.reshape(b, hq // hkv, hkv, tq, dh).transpose(1, 2) if tiled[0] else q.reshape(b, hkv, -1, tq, dh)
+    scores = groups @ k.unsqueeze(2).mT / (width or dh) ** power  # (B, Hkv, g, Tq, Tk)
+    if causal:
+        scores = scores.masked_fill(~torch.ones(tq, k.shape[2], dtype=torch.bool).tril(), -math.inf)
     out = scores.softmax(dim=softmax_dim) @ v.unsqueeze(2)  # (B, Hkv, g, Tq, Dh)
-    return (out.transpose(1, 2) if tiled else out).reshape(b, hq, tq, -1)
+    return (out.transpose(1, 2) if tiled[1] else out).reshape(b, hq, tq, -1)
 
 
 def _no_copy(g: torch.Generator, b: int, hq: int, hkv: int, tq: int, tk: int, dh: int) -> tuple:
@@ -238,8 +281,17 @@ check_grouped_attention = Exercise(
                 example=lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)),
         Mistake("Your query head h reads key/value head h % Hkv (the heads dealt out in turn: 0, 1, 0, 1, ...), "
                 "but in torch's enable_gqa and Ainslie et al.'s groups consecutive query heads share one key/value "
-                "head: split Hq into (Hkv, g), the key/value head first.", answer=variant(gqa, tiled=True)),
-        Mistake("You did not divide the scores by sqrt(Dh), the width of q and k.", answer=variant(gqa, scaled=False)),
+                "head: split Hq into (Hkv, g), the key/value head first.", answer=variant(gqa, tiled=(True, True))),
+        Mistake("Your heads come back out of order: you split Hq as (Hkv, g), but the transpose before merging makes "
+                "it (g, Hkv). Undo step 1 exactly: merge the same two axes, in the same order.",
+                answer=variant(gqa, tiled=(False, True))),
+        Mistake("You did not divide the scores by sqrt(Dh), the width of q and k.", answer=variant(gqa, power=0)),
+        Mistake("You divided the scores by Dh itself: the scale is sqrt(Dh), which keeps their variance near 1 "
+                "whatever the width.", answer=variant(gqa, power=1)),
+        Mistake("Your scale is sqrt(64) whatever the probe's Dh, the notebook's own Dh: read the width from q's "
+                "shape.", answer=variant(gqa, width=64)),
+        Mistake("Your scores are masked, a causal mask by habit: this exercise has no mask, every query sees every "
+                "key.", answer=variant(gqa, causal=True)),
         Mistake("Your softmax ran over the queries: each query's weights over the keys (the last axis) must sum "
                 "to 1.", answer=variant(gqa, softmax_dim=-2)),
         Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: merge the group axes back, (B, Hkv, g, Tq, "

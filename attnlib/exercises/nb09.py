@@ -4,11 +4,13 @@ generator, so a check cell changes no later random draw of the notebook."""
 from __future__ import annotations
 
 import math
+import re
 
 import torch
+import torch.nn.functional as F
 
 from ..induction import previous_token_score
-from . import Exercise, Mistake, Probe, as_number
+from . import Exercise, Mistake, Probe, as_number, near
 
 __all__ = ["check_cache_bytes", "check_group_size", "check_mean_pool", "check_previous_token_score"]
 
@@ -29,6 +31,11 @@ def _pool_probes():
             Probe((torch.randn(2, 3, 6, generator=g), torch.ones(2, 3, dtype=torch.long)), "no padding, E = 6"),
             Probe((torch.randn(4, 6, 3, generator=g).double(), (torch.arange(6) < torch.tensor([[6], [2], [4], [1]]))
                    .long()), "4 sentences in float64, E = 3")]
+
+
+def _sizes(err) -> set[int]:
+    """The sizes a broadcasting error names ("The size of tensor a (4) must match the size of tensor b (3) ...")."""
+    return {int(n) for n in re.findall(r"\((\d+)\)", str(err))}
 
 
 def _padding_mean(got, args):
@@ -54,9 +61,21 @@ check_mean_pool = Exercise(
                 "use it as it is (no 1 - mask, no ~).", when=_padding_mean, example=lambda h, m: _mean_pool(h, 1 - m)),
         Mistake("You summed the real tokens but did not divide: the mean divides each sentence's sum by its number "
                 "of real tokens.", answer=lambda h, m: (h * m[..., None]).sum(1)),
+        Mistake("Your vectors all have length 1: you normalised the mean. The exercise asks the mean itself (section 2 "
+                "scales it to length 1 afterwards).", answer=lambda h, m: F.normalize(_mean_pool(h, m), dim=-1)),
+        Mistake(lambda err, args: f"Your function meets an axis of {min(_sizes(err) - {*args[0].shape})}, a size "
+                f"neither argument has (hidden is {tuple(args[0].shape)}): it reads a notebook variable (batch, "
+                "hidden?) instead of its arguments.", raises=RuntimeError, match="size of tensor",
+                when=lambda err, args: not _sizes(err) <= {*args[0].shape},
+                example=lambda h, m: _mean_pool(h, torch.ones(5, 12))),
+        Mistake("Your mask (B, T) meets hidden (B, T, E) without a feature axis, so broadcasting lines T up with E: "
+                "give the mask a last axis of size 1, shared by every feature of a token.", raises=RuntimeError,
+                match="size of tensor", when=lambda err, args: _sizes(err) == {*args[0].shape[1:]},
+                example=lambda h, m: (h * m).sum(1) / m.sum(1)),
         Mistake("A (B, E) sum divided by a (B,) count broadcasts the count along E, not along B. Keep the count's "
                 "axis: attention_mask.sum(dim=1, keepdim=True), shape (B, 1).", raises=RuntimeError,
-                match="size of tensor", example=lambda h, m: (h * m[..., None]).sum(1) / m.sum(1)),
+                match="size of tensor", when=lambda err, args: _sizes(err) == {args[0].shape[0], args[0].shape[2]},
+                example=lambda h, m: (h * m[..., None]).sum(1) / m.sum(1)),
     ])
 
 
@@ -70,7 +89,8 @@ def _weight_probes():
 
 
 check_previous_token_score = Exercise(
-    "Exercise 2", reference=previous_token_score, probes=_weight_probes,
+    "Exercise 2", reference=previous_token_score, probes=_weight_probes, refuse=("attnlib.induction",),
+    solution=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1),  # the reference is attnlib's, refused
     correct="One score per head (and per whatever axes lead): 1 when every query puts all its weight on the token "
             "before it.",
     mistakes=[
@@ -89,6 +109,17 @@ check_previous_token_score = Exercise(
                 f"weights, {tuple(args[0].shape[:-2])}, and average only the T - 1 queries.",
                 when=lambda got, args: isinstance(got, torch.Tensor) and got.shape != args[0].shape[:-2],
                 example=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean()),
+        Mistake("You leave out the last query too, as section 3 does to skip [SEP]: here every query from 1 to T - 1 "
+                "counts, only query 0 (no previous token) is left out.",
+                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1)[..., :-1].mean(dim=-1)),
+        Mistake("Your function indexes past the last query (index T or more): T comes from the weights' shape, not "
+                "from a sentence of the notebook.", raises=IndexError,
+                when=lambda err, args: f"with size {args[0].shape[-1]}" in str(err),
+                example=lambda w: w[..., torch.arange(1, 16), torch.arange(0, 15)].mean(dim=-1)),
+        Mistake("Your function counts the axes from the front (weights[:, i, i - 1]), which fits one number of "
+                "leading axes only: the queries and keys are the last two axes whatever leads them, so count from the "
+                "end.", raises=IndexError, match="out of bounds|too many indices",
+                example=lambda w: w[:, torch.arange(1, w.shape[-1]), torch.arange(w.shape[-1] - 1)].mean(dim=-1)),
     ])
 
 
@@ -96,8 +127,8 @@ check_previous_token_score = Exercise(
 check_group_size = Exercise(
     "Exercise 3", expected=HQ // HKV, read=as_number,
     correct="Query heads 0-2 read key/value head 0, 3-5 head 1, 6-8 head 2.",
-    diagnose=lambda got, want, args: "Count the key/value heads first (the key projection's 192 outputs, Dh = 64 "
-                                     "each), then share the 9 query heads among them.",
+    diagnose=lambda got, want, args: "Count the key/value heads first, from the width of the key projection and "
+                                     "of one head; then share the query heads among them.",
     mistakes=[
         Mistake("9 is the number of query heads; each key/value head is read by a share of them.", answer=9),
         Mistake("1 would be ordinary multi-head attention, one key/value head per query head; SmolLM2's key "
@@ -119,7 +150,12 @@ check_cache_bytes = Exercise(
         Mistake("{got} uses the 9 query heads: only the 3 key/value heads are cached, which is what grouped-query "
                 "attention saves.", answer=2 * LAYERS * HQ * DH * BYTES),
         Mistake("{got} counts numbers, not bytes: each float32 number takes 4 bytes.", answer=2 * LAYERS * HKV * DH),
-        Mistake("{got} is one layer: all 30 layers keep their own keys and values.", answer=2 * HKV * DH * BYTES),
+        Mistake("{got} is one layer's cache: every layer keeps its own keys and values.", answer=2 * HKV * DH * BYTES),
         Mistake("{got} is in KiB: the question asks bytes.", answer=2 * LAYERS * HKV * DH * BYTES / 1024),
         Mistake("{got} is in bits: the question asks bytes (8 bits each).", answer=2 * LAYERS * HKV * DH * BYTES * 8),
+        Mistake("{got} counts 8 bytes a number, float64's: this cache is float32.", answer=2 * LAYERS * HKV * DH * 8),
+        Mistake("{got} is in MiB: the question asks bytes.", when=near(2 * LAYERS * HKV * DH * BYTES / 2**20),
+                example=0.0439),
+        Mistake("{got} is close, but rounded: every factor is a whole number, so count the bytes exactly.",
+                when=near(2 * LAYERS * HKV * DH * BYTES, rel=0.02), example=46000),
     ])

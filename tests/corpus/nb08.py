@@ -97,6 +97,27 @@ def ou_no_running_max(m, s, x):  # no maximum at all: a plain running sum of exp
     return m, s + torch.exp(x)
 
 
+def ou_only_s(m, s, x):  # returns the sum alone
+    m_new = torch.maximum(m, x)
+    return s * torch.exp(m - m_new) + torch.exp(x - m_new)
+
+
+def ou_adds_score(m, s, x):  # the new term is the score itself
+    m_new = torch.maximum(m, x)
+    return m_new, s * torch.exp(m - m_new) + x
+
+
+def ou_adds_one(m, s, x):  # exp(0) = 1, as if x were always the new maximum
+    m_new = torch.maximum(m, x)
+    return m_new, s * torch.exp(m - m_new) + 1
+
+
+def ou_only_when_larger(m, s, x):  # a smaller score is dropped, not added
+    if x > m:
+        return x, s * torch.exp(m - x) + 1
+    return m, s
+
+
 # Exercise 3: blockwise_attention(query, key, value, block_size); the stub starts q, m, s, acc
 def _start(query, value):
     q = query / math.sqrt(query.shape[-1])
@@ -165,12 +186,13 @@ def bw_key_by_key(query, key, value, block_size):  # ignores block_size: one key
 
 
 def _loop(query, key, value, block_size, *, acc_rescaled=True, s_rescaled=True, running=True, keep=True,
-          use_query=False, drop_last=False):
+          use_query=False, drop_last=False, twice=False, over_queries=False, keepdim=True):
     q, m, s, acc = _start(query, value)
     stop = key.shape[-2] - block_size + 1 if drop_last else key.shape[-2]
     for start in range(0, stop, block_size):
         tile = (query if use_query else q) @ key[..., start:start + block_size, :].mT
-        block_max = tile.amax(-1, keepdim=True)
+        tile = tile / math.sqrt(q.shape[-1]) if twice else tile  # q is already scaled
+        block_max = (tile.amax(-2, keepdim=True) if over_queries else tile).amax(-1, keepdim=keepdim)
         m_new = torch.maximum(m, block_max) if running else block_max
         p = torch.exp(tile - m_new)
         s = s * (torch.exp(m - m_new) if s_rescaled else 1) + p.sum(-1, keepdim=True)
@@ -284,6 +306,18 @@ def cm_transposed(q_len, kv_len):
     return torch.ones(q_len, kv_len).tril(diagonal=kv_len - q_len).bool().T
 
 
+def cm_sign_of_offset(q_len, kv_len):
+    return torch.ones(q_len, kv_len, dtype=torch.bool).tril(q_len - kv_len)
+
+
+def cm_all_true(q_len, kv_len):  # right for one new query only
+    return torch.ones(q_len, kv_len, dtype=torch.bool)
+
+
+def cm_notebook_example(q_len, kv_len):  # the notebook's 3 new queries after 5 cached tokens, whatever the lengths
+    return torch.ones(3, 8, dtype=torch.bool).tril(5)
+
+
 # Exercise 5: grouped_query_attention(q, k, v), q (B, Hq, Tq, Dh), k and v (B, Hkv, Tk, Dh), without copies
 def gq_reshape_broadcast(q, k, v):
     b, hq, tq, dh = q.shape
@@ -375,6 +409,18 @@ def gq_groups_of_three(q, k, v):  # the group size of the notebook's example (6 
     return (w @ v.unsqueeze(2)).reshape(b, hq, tq, dh)
 
 
+def _grouped(q, k, v, *, scale=None, causal=False, merge_transposed=False):
+    b, hq, tq, dh = q.shape
+    scores = q.view(b, k.shape[1], -1, tq, dh) @ k[:, :, None].mT / (scale or math.sqrt(dh))
+    if causal:  # by habit: this exercise has no mask
+        scores = scores.masked_fill(~causal_mask(tq, k.shape[2]), float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v[:, :, None]  # (B, Hkv, g, Tq, Dh)
+    return (out.transpose(1, 2) if merge_transposed else out).reshape(b, hq, tq, dh)
+
+
+NOTEBOOK_DH = 64  # the notebook's Dh (the cell above Exercise 5)
+
+
 def gq_not_merged(q, k, v):  # returns (B, Hkv, g, Tq, Dh)
     b, hq, tq, dh = q.shape
     groups = q.reshape(b, k.shape[1], -1, tq, dh)
@@ -395,6 +441,10 @@ ANSWERS = [
     wrong(EX1, "decimal-megabytes", lambda: 8 * 8192 * 8192 * 4 / 1e6, ("MiB", "2**20", "1e6", "2²⁰", "1048576")),
     wrong(EX1, "gibibytes", lambda: 2, ("MiB", "GiB", "1024")),
     wrong(EX1, "string", lambda: "2048", ("number", "string", "quote")),
+    wrong(EX1, "float16", lambda: 1024, ("float16", "2 bytes")),
+    wrong(EX1, "bits", lambda: 16384, ("bits",)),
+    wrong(EX1, "kibibytes", lambda: 8 * 8192 * 8192 * 4 / 2**10, ("KiB",)),
+    wrong(EX1, "rounded-2000", lambda: 2000, ("rounded", "close")),
     # Exercise 2
     right(EX2, "python-max", lambda: ou_python_max),
     right(EX2, "if-else", lambda: ou_if_else),
@@ -408,9 +458,13 @@ ANSWERS = [
     wrong(EX2, "max-is-x", lambda: ou_max_is_x, ("max", "smaller")),
     wrong(EX2, "swapped-return", lambda: ou_swapped_return, ("order", "(m_new, s_new)", "first")),
     wrong(EX2, "no-max-subtracted", lambda: ou_no_max, ("m_new", "exp(x - m_new)", "subtract")),
-    wrong(EX2, "running-minimum", lambda: ou_minimum),
+    wrong(EX2, "running-minimum", lambda: ou_minimum, ("smaller", "minimum", "larger")),
     wrong(EX2, "raw-exp-rescaled", lambda: ou_raw_exp_rescaled, ("raw", "maximum", "x - m_new")),
     wrong(EX2, "no-running-max", lambda: ou_no_running_max, ("raw", "maximum", "x - m_new")),
+    wrong(EX2, "only-s-returned", lambda: ou_only_s, ("two values",)),
+    wrong(EX2, "adds-the-score", lambda: ou_adds_score, ("score x itself", "exponential")),
+    wrong(EX2, "always-adds-one", lambda: ou_adds_one, ("adds 1", "whatever x")),
+    wrong(EX2, "smaller-score-dropped", lambda: ou_only_when_larger, ("stays s", "must still be added")),
     # Exercise 3
     right(EX3, "reference-like", lambda: bw_reference_like),
     right(EX3, "split-einsum", lambda: bw_einsum_split),
@@ -436,13 +490,15 @@ ANSWERS = [
           ("ready-made", "yourself")),
     wrong(EX3, "per-block-softmax-averaged", lambda: bw_softmax_per_block_averaged),
     wrong(EX3, "no-final-division", lambda: _unnormalised, ("divide", "s")),
+    wrong(EX3, "max-over-queries-too", lambda: lambda *a: _loop(*a, over_queries=True), ("whole tile", "per query")),
+    wrong(EX3, "scaled-twice", lambda: lambda *a: _loop(*a, twice=True), ("twice", "again")),
+    wrong(EX3, "max-without-keepdim", lambda: lambda *a: _loop(*a, keepdim=False), ("keepdim",)),
     # Exercise 4
     right(EX4, "tril-bool", lambda: cm_tril),
     right(EX4, "positions", lambda: cm_positions),
     right(EX4, "triu-inverted", lambda: cm_triu_inverted),
     right(EX4, "loops", lambda: cm_loops),
     right(EX4, "last-rows-of-square", lambda: cm_last_rows_of_square),
-    right(EX4, "attnlib-bottom-right", lambda: cm_attnlib, note="attnlib's own function: right, and the lesson"),
     wrong(EX4, "top-left", lambda: cm_top_left, ("top-left", "is_causal", "kv_len - q_len")),
     wrong(EX4, "first-rows-of-square", lambda: cm_first_rows_of_square, ("top-left", "kv_len - q_len")),
     wrong(EX4, "blocked-polarity", lambda: cm_blocked, ("True = blocked", "may attend", "polarity")),
@@ -452,6 +508,11 @@ ANSWERS = [
     wrong(EX4, "float-mask", lambda: cm_float, ("bool", "dtype")),
     wrong(EX4, "additive-mask", lambda: cm_additive, ("bool", "dtype")),
     wrong(EX4, "transposed", lambda: cm_transposed, ("rows", "(q_len, kv_len)")),
+    wrong(EX4, "attnlib-bottom-right", lambda: cm_attnlib, ("causal_mask", "yourself"),
+          note="attnlib's own function: the exercise says build it yourself"),
+    wrong(EX4, "sign-of-offset", lambda: cm_sign_of_offset, ("left", "other way")),
+    wrong(EX4, "all-true", lambda: cm_all_true, ("every key", "single new query")),
+    wrong(EX4, "notebook-example-sizes", lambda: cm_notebook_example, ("arguments", "q_len")),
     # Exercise 5
     right(EX5, "reshape-broadcast", lambda: gq_reshape_broadcast),
     right(EX5, "loop-over-query-heads", lambda: gq_loop_over_query_heads),
@@ -467,4 +528,10 @@ ANSWERS = [
     wrong(EX5, "softmax-over-queries", lambda: gq_softmax_queries, ("queries", "sum to 1")),
     wrong(EX5, "groups-of-three", lambda: gq_groups_of_three, ("group size", "k.shape[1]", "Hkv")),
     wrong(EX5, "groups-not-merged", lambda: gq_not_merged, ("merge", "(B, Hq, Tq, Dh)")),
+    wrong(EX5, "divided-by-Dh", lambda: lambda q, k, v: _grouped(q, k, v, scale=q.shape[-1]), ("Dh itself",)),
+    wrong(EX5, "notebook-Dh", lambda: lambda q, k, v: _grouped(q, k, v, scale=math.sqrt(NOTEBOOK_DH)),
+          ("64", "q's shape")),
+    wrong(EX5, "merged-after-transpose", lambda: lambda q, k, v: _grouped(q, k, v, merge_transposed=True),
+          ("out of order", "same order")),
+    wrong(EX5, "causal-by-habit", lambda: lambda q, k, v: _grouped(q, k, v, causal=True), ("no mask", "masked")),
 ]

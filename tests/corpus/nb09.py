@@ -5,6 +5,9 @@ from fractions import Fraction
 
 import numpy as np
 import torch
+import torch.nn.functional as F
+
+from attnlib.induction import previous_token_score
 
 from . import right, wrong
 
@@ -74,6 +77,23 @@ def mp_mean_over_features(hidden, attention_mask):
     return hidden.mean(dim=2)
 
 
+batch = {"attention_mask": torch.ones(5, 12, dtype=torch.long)}  # the notebook's padded batch of 5 sentences
+
+
+def mp_notebook_mask(hidden, attention_mask):  # reads the notebook's batch, not its argument
+    m = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(dim=1) / m.sum(dim=1)
+
+
+def mp_mask_without_feature_axis(hidden, attention_mask):  # (B, T, E) * (B, T)
+    return (hidden * attention_mask).sum(dim=1) / attention_mask.sum(dim=1)
+
+
+def mp_normalised(hidden, attention_mask):  # section 2's length 1, not asked here
+    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return F.normalize((hidden * m).sum(dim=1) / m.sum(dim=1), dim=-1)
+
+
 # Exercise 2: previous_token_score(weights (..., T, T)) -> (...), any leading axes
 def pt_negative_dims(weights):
     return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1)
@@ -137,6 +157,25 @@ def pt_default_dims(weights):  # Tensor.diagonal's default dims 0 and 1
     return torch.diagonal(weights, -1).mean(dim=-1)
 
 
+def pt_attnlib(weights):  # the notebook's last cell names it
+    return previous_token_score(weights)
+
+
+def pt_front_axes(weights):  # weights[:, i, i - 1]: (H, T, T) only
+    i = torch.arange(1, weights.shape[-1])
+    return weights[:, i, i - 1].mean(dim=-1)
+
+
+def pt_sentence_length(weights):  # T = 16, the notebook's sentence
+    i = torch.arange(1, 16)
+    return weights[..., i, i - 1].mean(dim=-1)
+
+
+def pt_without_last_query(weights):  # section 3's measurement, which skips [SEP]
+    q = torch.arange(1, weights.shape[-1] - 1)
+    return weights[..., q, q - 1].mean(dim=-1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "einsum", lambda: mp_einsum),
@@ -151,6 +190,9 @@ ANSWERS = [
     wrong(EX1, "averages-padding", lambda: mp_inverted, ("1 for a real", "real", "invert", "padding")),
     wrong(EX1, "sum-not-mean", lambda: mp_sum, ("divide", "mean", "count")),
     wrong(EX1, "mean-over-features", lambda: mp_mean_over_features),
+    wrong(EX1, "notebook-mask", lambda: mp_notebook_mask, ("notebook variable", "arguments")),
+    wrong(EX1, "mask-without-feature-axis", lambda: mp_mask_without_feature_axis, ("feature axis",)),
+    wrong(EX1, "normalised", lambda: mp_normalised, ("length 1",)),
     # Exercise 2
     right(EX2, "negative-dims", lambda: pt_negative_dims),
     right(EX2, "python-loop", lambda: pt_loop),
@@ -166,6 +208,10 @@ ANSWERS = [
     wrong(EX2, "sum-not-mean", lambda: pt_sum, ("mean", "T - 1", "average")),
     wrong(EX2, "mean-over-heads", lambda: pt_mean_over_heads, ("(H,)", "head", "leading", "shape")),
     wrong(EX2, "default-diagonal-dims", lambda: pt_default_dims, ("dim1", "dim2", "last two", "axes")),
+    wrong(EX2, "attnlib-function", lambda: pt_attnlib, ("previous_token_score", "yourself")),
+    wrong(EX2, "axes-from-the-front", lambda: pt_front_axes, ("from the front", "from the end")),
+    wrong(EX2, "sentence-length", lambda: pt_sentence_length, ("weights' shape",)),
+    wrong(EX2, "last-query-left-out", lambda: pt_without_last_query, ("last query",)),
     # Exercise 3
     right(EX3, "int", lambda: 3),
     right(EX3, "floor-division", lambda: 9 // 3),
@@ -179,6 +225,7 @@ ANSWERS = [
     wrong(EX3, "kv-width", lambda: 192, ("width", "64", "Dh")),
     wrong(EX3, "product", lambda: 27),
     wrong(EX3, "string", lambda: "3", ("number", "string", "quote")),
+    wrong(EX3, "notebook-08-self-check", lambda: 4, ("key projection",)),
     # Exercise 4
     right(EX4, "int", lambda: 46080),
     right(EX4, "expression", lambda: 2 * 30 * 3 * 64 * 4),
@@ -188,9 +235,12 @@ ANSWERS = [
     right(EX4, "kib-times-1024", lambda: 45 * 1024),
     wrong(EX4, "keys-only", lambda: 30 * 3 * 64 * 4, ("K and V", "value", "2", "keys and values")),
     wrong(EX4, "query-heads", lambda: 2 * 30 * 9 * 64 * 4, ("key/value heads", "3", "kv", "GQA", "share")),
-    wrong(EX4, "one-layer", lambda: 2 * 3 * 64 * 4, ("30", "layers")),
+    wrong(EX4, "one-layer", lambda: 2 * 3 * 64 * 4, ("one layer", "every layer")),
     wrong(EX4, "numbers-not-bytes", lambda: 2 * 30 * 3 * 64, ("4", "bytes", "float32")),
     wrong(EX4, "kib", lambda: 45, ("bytes", "KiB", "1024")),
     wrong(EX4, "bits", lambda: 46080 * 8, ("bits", "bytes", "8")),
     wrong(EX4, "string", lambda: "46080", ("number", "string", "quote")),
+    wrong(EX4, "mebibytes", lambda: 0.0439, ("MiB",)),
+    wrong(EX4, "float64", lambda: 92160, ("float64", "8 bytes")),
+    wrong(EX4, "rounded", lambda: 46000, ("rounded", "exactly")),
 ]
