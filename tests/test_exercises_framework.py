@@ -312,7 +312,8 @@ def test_grading_mode_raises_the_printed_line_and_passes_a_right_answer_silently
     with grading():
         check_function("Exercise 3", reference_softmax, INPUTS, reference_softmax, [WRONG_AXIS])
         check_value("Exercise 1", (2, 3), (2, 3))
-        nb02.check_stable_softmax(reference_softmax)
+        # torch.softmax itself is refused there (the prompt asks for torch.exp and .sum)
+        nb02.check_stable_softmax(lambda x: torch.exp(x - torch.logsumexp(x, dim=-1, keepdim=True)))
     assert capsys.readouterr().out == "", "a correct answer passes silently in grading mode"
 
     wrong = lambda s: torch.softmax(s, dim=0)  # noqa: E731

@@ -50,6 +50,14 @@ def test_a_wrong_shape_that_is_another_shapes_answer_is_not_quoted(capsys):
     assert "W_k_shape multiplies the decoder" in out and "(6, 5)" not in out, out
 
 
+@pytest.mark.parametrize("answer", [((6, 5), (6, 5), (6, 7)), ((2, 5), (2, 5), (2, 7))])
+def test_a_sequence_mixed_up_is_named_without_its_width(capsys, answer):
+    """The width would be the W's first size, the answer itself (learners L1, #34 and #41)."""
+    nb01.check_projection_shapes(*answer)
+    out = line(capsys)
+    assert "multiplies the" in out and "wide" not in out, out
+
+
 # --- Exercise 4: my_attention on matrices and batches, written without attnlib -----------------------
 
 
@@ -68,7 +76,8 @@ def test_attention_written_otherwise_is_correct(capsys):
     assert line(capsys).startswith("Exercise 4: correct.")
 
 
-def test_calling_attnlib_is_refused_and_torchs_output_with_own_weights_is_not(capsys):
+def test_calling_attnlib_or_torchs_sdpa_is_refused_even_with_own_weights(capsys):
+    """The exercise is to write the three steps: torch's fused output is refused like attnlib's (learners L1, #89)."""
     nb01.check_attention(lambda q, k, v: attnlib.scaled_dot_product_attention(q, k, v))
     assert "calls attnlib's attention" in line(capsys)
 
@@ -77,7 +86,8 @@ def test_calling_attnlib_is_refused_and_torchs_output_with_own_weights_is_not(ca
         return F.scaled_dot_product_attention(query, key, value), weights
 
     nb01.check_attention(torch_output)
-    assert line(capsys).startswith("Exercise 4: correct.")
+    out = line(capsys)
+    assert out.startswith("Exercise 4: not yet.") and "torch's F.scaled_dot_product_attention" in out, out
 
 
 def test_key_T_works_on_matrices_and_is_named_on_batches(capsys):
@@ -87,9 +97,12 @@ def test_key_T_works_on_matrices_and_is_named_on_batches(capsys):
 
 
 def test_a_typed_scale_is_named_with_the_inputs_width(capsys):
-    nb01.check_attention(attention_with(scale=math.sqrt(4)))  # right for the first probe's d_k = 4 only
+    nb01.check_attention(attention_with(scale=math.sqrt(7)))  # right for the first probe's d_k = 7 only
     out = line(capsys)
-    assert "multiplied by 0.5, a scale that does not follow this input's width d_k = 8" in out, out
+    assert "multiplied by 0.378, a scale that does not follow this input's width d_k = 8" in out, out
+    nb01.check_attention(attention_with(scale=math.sqrt(16)))  # Exercise 1's d_k, typed: not "divided by d_k"
+    out = line(capsys)
+    assert "multiplied by 0.25, a scale that does not follow this input's width d_k = 7" in out, out
 
 
 def test_softmax_over_the_queries_quotes_the_learners_row_sums(capsys):

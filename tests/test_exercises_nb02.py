@@ -45,6 +45,15 @@ def test_tau_limits_two_decimals_are_enough(capsys, small, large):
     assert said(capsys).startswith("Exercise 3: correct.")
 
 
+@pytest.mark.parametrize(("check", "answer"), [(nb02.check_key1_column, ((0.0, 0.0),)),
+                                               (nb02.check_tau_limits, (1.0, 0.34))])
+def test_a_hint_leaves_the_equal_split_to_the_learner(capsys, check, answer):
+    """"Equal scores get equal weights" gave 0.5 away (learners L1, #111 and #157)."""
+    check(*answer)
+    out = said(capsys)
+    assert out.split(": ")[1].startswith("not yet.") and "equal weights" not in out, out
+
+
 def test_tau_limits_half_done(capsys):
     nb02.check_tau_limits(0.5, None)
     assert "max_at_large_tau is still None" in said(capsys)
@@ -72,8 +81,8 @@ def test_the_naive_softmax_gets_the_line_the_teachers_page_quotes(capsys):
     nb02.check_stable_softmax(naive)
     assert said(capsys) == (
         "Exercise 4: not yet. 2 of your 3 rows are NaN (the rows with scores near 100 and -1000): exp(100) overflows "
-        "float32 to inf and exp(-1000) underflows to 0, so the division is inf / inf or 0 / 0. Subtract each row's "
-        "maximum before exp: x - x.amax(dim=-1, keepdim=True).")
+        "float32 to inf and exp(-1000) underflows to 0, so the division is inf / inf or 0 / 0. Section 6's property "
+        "lets you subtract one constant from each row first: which one keeps every exponent in range, in every row?")
 
 
 def _shifted_by(shift):

@@ -4,13 +4,13 @@ An attention function answers with the pair (output, weights): a predicate gets 
 
 from __future__ import annotations
 
-import sys
+import re
 
 import torch
 import torch.nn.functional as F
 
 from ..attention import scaled_dot_product_attention
-from . import READY_MADE, Exercise, Mistake, Probe, Refused, row_sums, shape_of, variant
+from . import Exercise, Mistake, Probe, Refused, plain, row_sums, shape_of, variant, watched
 
 __all__ = ["attention", "check_attention", "check_cross_attention", "check_projection_shapes", "check_shapes",
            "cross_attention"]
@@ -40,6 +40,7 @@ check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = 
     ("scores_shape", (7, 5), "is (Tk, Tq), one row per key: Q Kᵀ has one row per query and one column per key."),
     ("scores_shape", (5, 16), "keeps d_k: Q Kᵀ sums over d_k, leaving one row per query and one column per key."),
     ("scores_shape", (16, 16), "is (d_k, d_k): in Q Kᵀ = (Tq, d_k) @ (d_k, Tk) the axis d_k is summed away."),
+    ("scores_shape", (5, 32), "has the values' width: the values do not enter Q Kᵀ, which has one column per key."),
     ("weights_shape", (5,), "has one number per query: softmax keeps the scores' shape, one weight per (query, key)."),
     ("weights_shape", (7, 5), "is (Tk, Tq): softmax keeps the scores' shape, one row per query."),
     Mistake(lambda got: f"Your weights_shape {got['weights_shape']} differs from your scores_shape: softmax only "
@@ -48,6 +49,7 @@ check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = 
     ("output_shape", (5, 16), "has the width d_k: the output mixes value rows, so it takes their width, Ev."),
     ("output_shape", (7, 32), "has one row per key: weights @ V is (Tq, Tk) @ (Tk, Ev), one mixed value per query."),
     ("output_shape", (5, 7), "is the weights' shape: the output is weights @ V, and V brings its own width."),
+    ("output_shape", (32, 5), "is transposed: weights @ V has one row per query, each a mix of value rows."),
 ])
 
 
@@ -62,8 +64,8 @@ check_projection_shapes = _shapes(
     "(6, 5), W_k (2, 5), W_v (2, 7). The lengths 4 and 3 play no part.",
     "(rows, columns) = (width of the sequence it multiplies, width it makes).", [
         ("W_q_shape", (5, 6), _LINEAR), ("W_k_shape", (5, 2), _LINEAR), ("W_v_shape", (7, 2), _LINEAR),
-        ("W_q_shape", (2, 5), "multiplies the encoder: the queries come from the decoder, whose tokens are 6 wide."),
-        ("W_k_shape", (6, 5), "multiplies the decoder: the keys come from the encoder, whose tokens are 2 wide."),
+        ("W_q_shape", (2, 5), "multiplies the encoder: the queries come from the decoder, so W_q must fit its tokens."),
+        ("W_k_shape", (6, 5), "multiplies the decoder: the keys come from the encoder, so W_k must fit its tokens."),
         ("W_v_shape", (6, 7), "multiplies the decoder: the values come from the encoder, like the keys."),
         ("W_q_shape", (6, 7), "makes queries of width Ev: queries are dot-multiplied with keys, so both are d_k wide."),
         ("W_k_shape", (2, 7), "makes keys of width Ev: keys are dot-multiplied with queries, so both are d_k wide."),
@@ -89,12 +91,36 @@ def cross_attention(decoder, encoder, W_q, W_k, W_v):
     return attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)
 
 
-def _from(sources: str, **keywords):
-    """A wrong cross-attention taking the queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
+def _from(sources: str, run=attention):
+    """A wrong cross-attention: ``run`` on queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
     def wrong(d, e, W_q, W_k, W_v):
         q, k, v = ({"d": d, "e": e}[s] for s in sources)
-        return attention(q @ W_q, k @ W_k, v @ W_v, **keywords)
+        return run(q @ W_q, k @ W_k, v @ W_v)
     return wrong
+
+
+def _scaled(scale):
+    """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
+    return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
+
+
+def _step_mistakes(lift) -> list[Mistake]:
+    """The classic mistakes of the three steps; ``lift`` makes a wrong attention(query, key, value) a wrong answer."""
+    return [
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
+                "over the queries. Each query needs its own distribution over the keys, the last axis.",
+                answer=lift(variant(attention, dim=-2))),
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}, not 1: these are still scores. Softmax "
+                "over the keys turns them into weights.", answer=lift(variant(attention, softmax=False))),
+        *[Mistake(f"Your scores were {text}", answer=lift(_scaled(scale))) for text, scale in [
+            ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
+            ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
+             "queries and keys, d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
+            ("divided by sqrt(Tk), the number of keys: scale by the width of the queries and keys, d_k, their last "
+             "axis.", lambda q, k, v: k.shape[-2] ** -0.5),
+            ("divided by d_k itself, or by its square root twice: divide once, by the square root.",
+             lambda q, k, v: 1 / q.shape[-1]),
+            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]]]
 
 
 def _cross_probes() -> list[Probe]:
@@ -121,6 +147,12 @@ def _pair_mistakes(run) -> list[Mistake]:
                     answer=lambda *a: run(*a)[::-1])]
 
 
+def _factors(err) -> tuple:
+    """The shapes of the two matrices torch could not multiply ("... cannot be multiplied (3x2 and 6x4)")."""
+    m = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", str(err))
+    return ((int(m[1]), int(m[2])), (int(m[3]), int(m[4]))) if m else ((), ())
+
+
 check_cross_attention = Exercise(
     "Exercise 3", reference=cross_attention, probes=_cross_probes,
     correct="Queries from the decoder, keys and values from the encoder: weights (Tq, Tk), output (Tq, Ev).",
@@ -136,8 +168,18 @@ check_cross_attention = Exercise(
                 "projected. W_v gives them the width Ev.",
                 when=lambda got, args: got[0].shape[-1] == args[1].shape[-1] != args[4].shape[-1],
                 example=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e)),
-        Mistake("Your scores were not scaled: divide them by the square root of d_k before the softmax.",
-                answer=_from("dee", scale=1.0)),
+        *_step_mistakes(lambda run: _from("dee", run)),
+        Mistake("Your scores were divided by the square root of a sequence's own width: the dot products run over the "
+                "projected queries and keys, so the scale follows their width, d_k.",
+                answer=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e @ W_v, scale=d.shape[-1] ** -0.5)),
+        Mistake("Your function raised RuntimeError: it uses a W transposed (W.T, or F.linear, which computes x @ "
+                "weight.T as nn.Linear does). Here each W is (input width, output width), as in Exercise 2.",
+                raises=RuntimeError, when=lambda err, args: _factors(err)[1][::-1] in [w.shape for w in args[2:]],
+                example=lambda d, e, W_q, W_k, W_v: cross_attention(d, e, W_q.T, W_k.T, W_v.T)),
+        Mistake("Your function raised RuntimeError: one matrix it multiplies is none of its inputs but a notebook "
+                "variable (X, or section 5's W_q, W_k, W_v?). Work with the five tensors it is given.",
+                raises=RuntimeError, example=lambda d, e, *w: cross_attention(d, torch.ones(len(e), 2), *w),
+                when=lambda err, args: sum(f in [a.shape for a in args] for f in _factors(err)) == 1),
         Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {len(args[0])} decoder tokens of "
                 f"width {args[0].shape[-1]} and {len(args[1])} encoder tokens of width {args[1].shape[-1]}: W_q "
                 "multiplies the decoder, W_k and W_v the encoder.", raises=RuntimeError,
@@ -147,24 +189,6 @@ check_cross_attention = Exercise(
 
 
 # --- Exercise 4: attention as a function of any leading axes, written without a ready-made one ---------------
-
-
-class _Own(torch.Tensor):
-    """A probe's tensor that refuses attnlib.attention only: unlike ``watched``, it lets torch's own SDPA through."""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_globals.get("__name__") == "attnlib.attention":
-                raise Refused(READY_MADE)
-            frame = frame.f_back
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
-def _scaled(scale):
-    """A wrong attention whose scores are multiplied by ``scale(query, key, value)``."""
-    return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
 
 
 def _scale_of(got, args) -> float | None:
@@ -179,37 +203,36 @@ def _scale_of(got, args) -> float | None:
 
 
 def _attention_probes() -> list[Probe]:
+    """Watched inputs: attnlib's attention and torch's SDPA are refused. d_k = 7 first: no width a learner may type
+    (16, 2) is the first probe's d_k or its square root."""
     g = torch.Generator().manual_seed(4)
-    return [Probe(tuple(torch.randn(*s, generator=g).as_subclass(_Own) for s in shapes), label) for *shapes, label in [
-        ((3, 4), (5, 4), (5, 6), "matrices: Tq = 3, Tk = 5, d_k = 4, Ev = 6"),
+    return [Probe(watched(*(torch.randn(*s, generator=g) for s in shapes)), label) for *shapes, label in [
+        ((3, 7), (5, 7), (5, 6), "matrices: Tq = 3, Tk = 5, d_k = 7, Ev = 6"),
         ((2, 4, 8), (2, 6, 8), (2, 6, 5), "a batch: (B, Tq, d_k) = (2, 4, 8), Tk = 6"),
         ((2, 3, 2, 6), (2, 3, 7, 6), (2, 3, 7, 3), "(B, H, Tq, d_k) = (2, 3, 2, 6), Tk = 7"),
         ((3, 1, 5, 16), (3, 1, 4, 16), (3, 1, 4, 9), "(B, H, Tq, d_k) = (3, 1, 5, 16)")]]
 
 
 check_attention = Exercise(
-    "Exercise 4", reference=attention, probes=_attention_probes,
+    "Exercise 4", reference=lambda q, k, v: attention(*plain(q, k, v)), probes=_attention_probes,
     correct="Scores, softmax over the keys, weighted sum: on matrices and on (B, H, T, d_k) tensors alike.",
     mistakes=[
         Mistake("Your function calls attnlib's attention: this exercise is to write the three steps yourself, with "
-                "@, math.sqrt and F.softmax.", raises=Refused, example=scaled_dot_product_attention),
+                "@, math.sqrt and F.softmax.", raises=Refused, match="attnlib", example=scaled_dot_product_attention),
+        Mistake("Your output comes from torch's F.scaled_dot_product_attention, a ready-made attention: write all "
+                "three steps yourself, the weighted sum of the values included.", raises=Refused,
+                example=lambda q, k, v: (F.scaled_dot_product_attention(q, k, v), attention(q, k, v)[1])),
         *_pair_mistakes(attention),
-        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
-                "over the queries. Each query needs its own distribution over the keys, the last axis.",
-                answer=variant(attention, dim=-2)),
-        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}, not 1: these are still scores. Softmax "
-                "over the keys turns them into weights.", answer=variant(attention, softmax=False)),
-        *[Mistake(f"Your scores were {text}", answer=_scaled(scale)) for text, scale in [
-            ("not scaled: divide them by the square root of d_k before the softmax.", lambda q, k, v: 1.0),
-            ("divided by sqrt(Ev), the values' width: the values never enter the scores. Scale by the width of the "
-             "queries and keys, d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
-            ("divided by sqrt(Tk), the number of keys: scale by the width of the queries and keys, d_k, their last "
-             "axis.", lambda q, k, v: k.shape[-2] ** -0.5),
-            ("divided by d_k itself: divide by its square root.", lambda q, k, v: 1 / q.shape[-1]),
-            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
+        *_step_mistakes(lambda run: run),
+        Mistake("Your scores were divided by the square root of query.shape[1]: with axes in front, axis 1 counts "
+                "the queries or the heads. d_k is the last axis.", answer=_scaled(lambda q, k, v: q.shape[1] ** -0.5)),
         Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
                 f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not a typed number.",
                 when=lambda got, args: _scale_of(got, args) is not None, example=_scaled(lambda q, k, v: 2 ** -0.5)),
+        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {args[0].dim()}-D inputs: it numbers "
+                "an axis from the front (dim=3, permute(0, 1, 3, 2)), which fits one number of axes only. Count from "
+                "the back: the last two axes are the same whatever comes in front.", example=variant(attention, dim=3),
+                raises=(IndexError, RuntimeError), match="out of range|number of dimensions"),
         Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
                 f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too. Swap only the last "
                 "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, row_sums, variant
+from . import Exercise, Mistake, Probe, Refused, as_number, plain, row_sums, same, variant, watched
 
 __all__ = ["check_key1_column", "check_key_major_weights", "check_stable_softmax", "check_tau_limits",
            "check_temperature_softmax"]
@@ -32,8 +32,8 @@ check_key1_column = Exercise(
     mistakes=[
         Mistake(lambda got: f"{_pair(got)} is key 1's weight with dim=-1, where each query's row is normalised over "
                 "the 3 keys. With dim=-2 each column is normalised over the 2 queries.", answer=(0.1065, 0.1065)),
-        Mistake("A score of 0 does not give a weight of 0: e^0 = 1. Key 1's column holds two equal scores, and a "
-                "softmax over the column turns two equal scores into two equal weights.", answer=(0.0, 0.0)),
+        Mistake("A score of 0 does not give a weight of 0: e^0 = 1. Compare the two scores of key 1's column, then "
+                "normalise the column over the 2 queries.", answer=(0.0, 0.0)),
         Mistake(lambda got: f"{_pair(got)} splits one unit over the 3 keys; dim=-2 normalises over the 2 queries.",
                 answer=(1 / 3, 1 / 3)),
         Mistake(lambda got: f"{_pair(got)} is another key's column: key 1 is the middle one (keys count from 0).",
@@ -51,10 +51,12 @@ def key_major_weights(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores.transpose(-2, -1), dim=-1)
 
 
+HAND = torch.tensor([[2.0, 0.0], [0.0, 0.0], [0.0, 2.0]])  # the hand-made lookup, key-major: (Tk, Tq) = (3, 2)
+
+
 def _key_major_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(2)
-    hand = torch.tensor([[2.0, 0.0], [0.0, 0.0], [0.0, 2.0]])  # the hand-made lookup, key-major: (Tk, Tq) = (3, 2)
-    return [Probe((hand,), "the hand-made lookup, (Tk, Tq) = (3, 2)"),
+    return [Probe((HAND,), "the hand-made lookup, (Tk, Tq) = (3, 2)"),
             Probe((torch.randn(2, 5, 4, generator=g),), "(B, Tk, Tq) = (2, 5, 4)"),
             Probe((torch.randn(2, 4, 4, generator=g),), "(B, Tk, Tq) = (2, 4, 4)"),
             Probe((torch.randn(2, 3, 6, 4, generator=g),), "(B, H, Tk, Tq) = (2, 3, 6, 4)")]
@@ -65,8 +67,8 @@ _ALL_AXES = ("Your function is right on a matrix but not with a batch in front: 
 
 check_key_major_weights = Exercise(
     "Exercise 2", reference=key_major_weights, probes=_key_major_probes,
-    diagnose=lambda got, expected, args: f"Your weights' rows sum to {row_sums(got)}: each row of the result is "
-                                         "one query, and its weights over the keys must sum to 1.",
+    diagnose=lambda got, expected, args: None if _sums_to_one(got, -1) else f"Your weights' rows sum to "
+    f"{row_sums(got)}: each row of the result is one query, and its weights over the keys must sum to 1.",
     correct="The keys are the axis to normalise over, wherever they sit; the result is back in (..., Tq, Tk).",
     mistakes=[
         Mistake("Your softmax ran over the last axis, which here is the queries: each key's weights over the queries "
@@ -77,6 +79,20 @@ check_key_major_weights = Exercise(
                 "(..., Tq, Tk), one row per query.", answer=variant(torch.softmax, dim=-2)),
         Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.T, -1)),
         Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.transpose(0, 1), -1)),
+        Mistake("Your weights have the right shape, but reshape (or view) only regroups the numbers in their stored "
+                "order: it does not swap axes, so a row mixes several queries' scores. Swap the two axes instead.",
+                answer=lambda s: torch.softmax(s.reshape(*s.shape[:-2], s.shape[-1], s.shape[-2]), -1)),
+        Mistake("Your rows sum to 1, but they are the scores divided by their sum, without exp: a negative score "
+                "would get a negative weight. Softmax normalises exponentials.",
+                answer=lambda s: s.mT / s.mT.sum(-1, keepdim=True)),
+        Mistake(lambda got, args: f"On scores of shape {tuple(args[0].shape)} your function returns the hand-made "
+                "lookup's weights again: it reads a notebook variable (scores_hand?) instead of its argument, scores.",
+                when=lambda got, args: args[0].shape != HAND.shape and same(got, key_major_weights(HAND)),
+                example=lambda s: key_major_weights(HAND)),
+        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {args[0].dim()}-D scores: it numbers "
+                "an axis from the front (dim=1, transpose(1, 2), permute(0, 2, 1)), which fits one number of axes "
+                "only. Count from the back, as section 4 does.", raises=(IndexError, RuntimeError),
+                match="out of range|number of dimensions", example=lambda s: torch.softmax(s, 1).transpose(1, 2)),
     ])
 
 
@@ -103,8 +119,8 @@ check_tau_limits = Exercise(
                 "weight; a large tau shrinks every score toward 0, and nearly equal scores give nearly equal weights.",
                 when=lambda got: abs(got["max_at_small_tau"] - 1 / 3) < 0.02 and got["max_at_large_tau"] >= 0.5,
                 example=_taus(0.34, 0.5)),
-        Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: the top score takes "
-                "everything, but two keys tie for it here, and equal scores get equal weights at any temperature.",
+        Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: the top score does take "
+                "everything, but two keys tie for it here. What do equal scores get, at any temperature?",
                 when=lambda got: got["max_at_small_tau"] > 0.52, example=_taus(1.0, 0.34)),
         Mistake(lambda got: f"At tau = 100 you wrote {got['max_at_large_tau']:.4g}: every score / 100 is close to 0, "
                 "and softmax turns equal scores into equal weights, not zero ones.",
@@ -112,9 +128,15 @@ check_tau_limits = Exercise(
         Mistake("At tau = 100 you kept the tie's split: dividing by 100 brings the third key's score, 0, close to the "
                 "other two as well, and all three scores become nearly equal.",
                 when=lambda got: abs(got["max_at_large_tau"] - 0.5) < 0.02, example=_taus(0.5, 0.5)),
+        Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}, the third key's weight, the "
+                "smallest of the row: the question asks for the largest.",
+                when=lambda got: got["max_at_small_tau"] < 0.05, example=_taus(0.0, 0.34)),
         Mistake(lambda got: f"At tau = 0.01 you wrote {got['max_at_small_tau']:.4g}: dividing by 0.01 stretches the "
                 "gaps between the scores a hundredfold, so the third key's share vanishes.",
-                when=lambda got: got["max_at_small_tau"] < 0.48, example=_taus(0.47, 0.34)),
+                when=lambda got: got["max_at_small_tau"] < 0.4899, example=_taus(0.47, 0.34)),
+        Mistake(lambda got: f"At tau = 100 you wrote {got['max_at_large_tau']:.4g}: the largest of three weights that "
+                "sum to 1 is never below their mean.", when=lambda got: got["max_at_large_tau"] < 0.325,
+                example=_taus(0.5, 0.32)),
     ])
 
 
@@ -124,9 +146,9 @@ BIG = torch.tensor([[1.0, 2.0, 3.0], [100.0, 101.0, 103.0], [-1000.0, -1001.0, -
 WIDE = ([[0.0, 200.0]], [[-1000.0, 0.0, 5.0]])  # rows where subtracting anything but the maximum overflows
 
 
-def _naive(x: torch.Tensor, keepdim: bool = True) -> torch.Tensor:
+def _naive(x: torch.Tensor, keepdim: bool = True, dim: int = -1) -> torch.Tensor:
     e = torch.exp(x)
-    return e / e.sum(dim=-1, keepdim=keepdim)
+    return e / e.sum(dim=dim, keepdim=keepdim)
 
 
 def _nan_rows(got: torch.Tensor) -> str:
@@ -135,19 +157,24 @@ def _nan_rows(got: torch.Tensor) -> str:
 
 
 check_stable_softmax = Exercise(
-    "Exercise 4", reference=variant(torch.softmax, dim=-1),
-    probes=lambda: [(BIG,), *(Probe((torch.tensor(w),), f"the row {w[0]}") for w in WIDE),
-                    (5 * torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(3)),)],
+    "Exercise 4", reference=lambda x: torch.softmax(*plain(x), dim=-1), refuse=("attnlib.attention",),
+    probes=lambda: [Probe(watched(x, functions=("softmax", "log_softmax", "scaled_dot_product_attention")), label)
+                    for x, label in [(BIG, ""), *((torch.tensor(w), f"the row {w[0]}") for w in WIDE),
+                                     (5 * torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(3)), "")]],
     correct="Rows near 100 and -1000 come out finite and equal to torch.softmax.",
     mistakes=[
+        Mistake("Your function calls torch's softmax (torch.softmax, F.softmax, .softmax or log_softmax), which does "
+                "the shift inside: write it with torch.exp and .sum, as the prompt asks.", raises=Refused,
+                example=variant(torch.softmax, dim=-1)),
         Mistake(lambda got, args: f"On the row {[round(v) for v in args[0][0].tolist()]} your weights are NaN, though "
                 "the rows near 100 and -1000 passed: your constant (the row's minimum, mean or first score?) leaves an "
                 "exponent far above 0 here; exp(89) already overflows float32. Which constant leaves none, in any row?",
                 when=lambda got, args: args[0].tolist() in WIDE and not bool(got.isfinite().all()),
                 example=lambda x: _naive(x - x.amin(dim=-1, keepdim=True))),
         Mistake(lambda got: f"{_nan_rows(got)} are NaN (the rows with scores near 100 and -1000): exp(100) overflows "
-                "float32 to inf and exp(-1000) underflows to 0, so the division is inf / inf or 0 / 0. Subtract each "
-                "row's maximum before exp: x - x.amax(dim=-1, keepdim=True).", answer=_naive),
+                "float32 to inf and exp(-1000) underflows to 0, so the division is inf / inf or 0 / 0. Section 6's "
+                "property lets you subtract one constant from each row first: which one keeps every exponent in "
+                "range, in every row?", answer=_naive),
         Mistake(lambda got: f"{_nan_rows(got)} are NaN: you subtracted one maximum for the whole tensor, and a row far "
                 "below it underflows to 0 / 0. Subtract each row's own maximum.", answer=lambda x: _naive(x - x.max())),
         Mistake("You subtracted the row maxima without keepdim=True: x.amax(dim=-1), one number per row, broadcasts "
@@ -158,7 +185,8 @@ check_stable_softmax = Exercise(
                 "0 / 0. Choose each row's own constant so that no exponent is above 0.",
                 when=lambda got: not bool(got.isfinite().all()), example=lambda x: _naive(x - x.min())),
         Mistake(lambda got: f"Your rows sum to {row_sums(got)} and your columns to 1: the maximum, the exponentials "
-                "and the sum all run along the last axis, the keys.", example=variant(torch.softmax, dim=-2),
+                "and the sum all run along the last axis, the keys.",
+                example=lambda x: _naive(x - x.amax(dim=-2, keepdim=True), dim=-2),
                 when=lambda got: _sums_to_one(got, -2) and not _sums_to_one(got, -1)),
     ])
 
@@ -178,6 +206,12 @@ def _temperature_probes() -> list[Probe]:
     labels = ["(B, H, Tq, Tk) = (3, 3, 3, 3)", *map(str, shapes[1:])]
     return [Probe((torch.randn(*shape, generator=g), torch.linspace(0.5, 4.0, shape[1])), label)
             for shape, label in zip(shapes, labels)]
+
+
+def _normalised_over(got: torch.Tensor) -> str:
+    """The axis of (B, H, Tq, Tk) the weights sum to 1 over when it is not the keys ("" otherwise)."""
+    axes = [name for d, name in enumerate(("batch", "heads", "queries")) if _sums_to_one(got, d)]
+    return axes[0] if axes and not _sums_to_one(got, -1) else ""
 
 
 def _divided_along(view: tuple, what: str) -> Mistake:
@@ -206,6 +240,9 @@ check_temperature_softmax = Exercise(
                 answer=lambda s, t: torch.softmax(s * t.reshape(-1, 1, 1), dim=-1)),
         Mistake(lambda got: f"Your rows sum to {row_sums(got)}: you divided the weights after the softmax. Divide "
                 "the scores before it.", answer=lambda s, t: torch.softmax(s, dim=-1) / t.reshape(-1, 1, 1)),
-        Mistake(lambda got: f"Your rows sum to {row_sums(got)}: the softmax ran over another axis than the keys.",
-                answer=lambda s, t: torch.softmax(s / t.reshape(-1, 1, 1), dim=-2)),
+        Mistake("Every head was divided by head 0's temperature: each head's scores need its own tau.",
+                answer=lambda s, t: torch.softmax(s / t[0], dim=-1)),
+        Mistake(lambda got: f"Your rows sum to {row_sums(got)}: the softmax ran over the {_normalised_over(got)}, "
+                "not over the keys.", when=lambda got: bool(_normalised_over(got)),
+                example=lambda s, t: torch.softmax(s / t.reshape(-1, 1, 1), dim=-2)),
     ])

@@ -198,6 +198,61 @@ def cross_output_only(decoder, encoder, W_q, W_k, W_v):
     return attnlib.scaled_dot_product_attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)[0]
 
 
+# Learner population L1 (notes/learners/L1): answers that found a gap in the checkers of Exercises 3 and 4
+X = torch.tensor([[0.2, 0.3], [0.5, 0.8], [0.9, 0.1]])  # stands for the notebook's X, (3, 2): the encoder of section 5
+
+
+def cross_softmax_dim0(decoder, encoder, W_q, W_k, W_v):
+    q, k, v = decoder @ W_q, encoder @ W_k, encoder @ W_v
+    w = F.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=0)
+    return w @ v, w
+
+
+def cross_scale_decoder_width(decoder, encoder, W_q, W_k, W_v):
+    q, k, v = decoder @ W_q, encoder @ W_k, encoder @ W_v
+    w = F.softmax(q @ k.T / math.sqrt(decoder.shape[-1]), dim=-1)
+    return w @ v, w
+
+
+def cross_scale_ev(decoder, encoder, W_q, W_k, W_v):
+    q, k, v = decoder @ W_q, encoder @ W_k, encoder @ W_v
+    w = F.softmax(q @ k.T / math.sqrt(v.shape[-1]), dim=-1)
+    return w @ v, w
+
+
+def cross_scaled_twice(decoder, encoder, W_q, W_k, W_v):  # by hand, and again inside attnlib's function
+    q = decoder @ W_q / math.sqrt(W_q.shape[1])
+    return attnlib.scaled_dot_product_attention(q, encoder @ W_k, encoder @ W_v)
+
+
+def cross_linear_layout(decoder, encoder, W_q, W_k, W_v):  # the nn.Linear habit: x @ W.T
+    return attnlib.scaled_dot_product_attention(decoder @ W_q.T, encoder @ W_k.T, encoder @ W_v.T)
+
+
+def cross_global_x(decoder, encoder, W_q, W_k, W_v):  # the worked cell copied: the encoder is the notebook's X
+    return attnlib.scaled_dot_product_attention(decoder @ W_q, X @ W_k, X @ W_v)
+
+
+def att_typed_16(query, key, value):  # d_k = 16 from Exercise 1, typed in
+    weights = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(16), dim=-1)
+    return weights @ value, weights
+
+
+def att_width_shape1(query, key, value):  # the width for matrices; H or Tq with axes in front
+    weights = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.shape[1]), dim=-1)
+    return weights @ value, weights
+
+
+def att_permute_4d(query, key, value):  # axes numbered for (B, H, T, d_k) only
+    weights = F.softmax(query @ key.permute(0, 1, 3, 2) / math.sqrt(query.shape[-1]), dim=-1)
+    return weights @ value, weights
+
+
+def att_softmax_dim3(query, key, value):
+    weights = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1]), dim=3)
+    return weights @ value, weights
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuples", lambda: ((5, 7), (5, 7), (5, 32)), star=True),
@@ -238,7 +293,8 @@ ANSWERS = [
     right(EX4, "python-loop", lambda: att_loop),
     right(EX4, "scale-queries-first", lambda: att_scale_q_first),
     right(EX4, "mT-and-size", lambda: att_mT_and_sqrt_size),
-    right(EX4, "torch-output-own-weights", lambda: att_torch_output_own_weights),
+    wrong(EX4, "torch-output-own-weights", lambda: att_torch_output_own_weights, ("torch", "yourself"),
+          note="the output must be weights @ value: torch's fused function is refused like attnlib's"),
     wrong(EX4, "calls-attnlib", lambda: att_calls_attnlib, ("yourself", "attnlib")),
     wrong(EX4, "dot-T", lambda: att_dot_T, ("transpose", ".T", "batch", "axes", "leading")),
     wrong(EX4, "transpose-0-1", lambda: att_transpose01, ("transpose", "batch", "axes", "leading", "-2")),
@@ -265,4 +321,19 @@ ANSWERS = [
     wrong(EX3, "unscaled", lambda: cross_unscaled, ("scale", "sqrt", "√")),
     wrong(EX3, "returns-weights-output", lambda: cross_swapped_return, ("order", "(output, weights)", "first")),
     wrong(EX3, "returns-output-only", lambda: cross_output_only, ("pair", "one tensor", "output, weights")),
+    # Learner population L1
+    wrong(EX1, "scores-as-output", lambda: ((5, 32), (5, 7), (5, 7)), ("key", "column"), star=True),
+    wrong(EX1, "output-transposed", lambda: ((5, 7), (5, 7), (32, 5)), ("transposed", "row per query"), star=True),
+    wrong(EX2, "keys-and-values-from-decoder", lambda: ((6, 5), (6, 5), (6, 7)), ("must fit",), star=True),
+    wrong(EX3, "softmax-dim-0", lambda: cross_softmax_dim0, ("quer", "keys")),
+    wrong(EX3, "scaled-by-decoder-width", lambda: cross_scale_decoder_width, ("own width",)),
+    wrong(EX3, "scaled-by-sqrt-ev", lambda: cross_scale_ev, ("Ev", "d_k")),
+    wrong(EX3, "scaled-twice", lambda: cross_scaled_twice, ("twice",)),
+    wrong(EX3, "nn-linear-layout", lambda: cross_linear_layout, ("transposed", "nn.Linear")),
+    wrong(EX3, "global-X-as-encoder", lambda: cross_global_x, ("notebook variable",)),
+    wrong(EX4, "typed-sqrt-16", lambda: att_typed_16, ("typed",),
+          note="on a first probe of d_k = 4, sqrt(16) was read as d_k itself"),
+    wrong(EX4, "width-from-shape-1", lambda: att_width_shape1, ("shape[1]", "last axis")),
+    wrong(EX4, "permute-4-axes", lambda: att_permute_4d, ("from the front", "back")),
+    wrong(EX4, "softmax-dim-3", lambda: att_softmax_dim3, ("from the front", "back")),
 ]

@@ -7,6 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import attnlib
+
 from . import right, wrong
 
 EXERCISES = {"check_key1_column": 1, "check_key_major_weights": 2, "check_tau_limits": 3,
@@ -215,6 +217,60 @@ def tau_one_for_all(scores, tau):  # one mean temperature for every head
     return torch.softmax(scores / tau.mean(), dim=-1)
 
 
+# Learner population L1 (notes/learners/L1): answers that found a gap in the checkers
+SCORES_HAND = _scores_hand()  # stands for the notebook's scores_hand, query-major (Tq, Tk) = (2, 3)
+
+
+def km_reshape(scores):  # reshape keeps the stored order: not a transpose
+    return scores.reshape(*scores.shape[:-2], scores.shape[-1], scores.shape[-2]).softmax(-1)
+
+
+def km_no_exp(scores):
+    s = scores.mT
+    return s / s.sum(dim=-1, keepdim=True)
+
+
+def km_global_scores_hand(scores):  # ignores its argument
+    return SCORES_HAND.softmax(-1)
+
+
+def km_dim1_transpose12(scores):  # axes counted from the front: (B, Tk, Tq) only
+    return torch.softmax(scores, dim=1).transpose(1, 2)
+
+
+def km_permute_3d(scores):
+    return scores.permute(0, 2, 1).softmax(-1)
+
+
+def sm_torch_softmax(x):  # the prompt says torch.exp and .sum, not torch.softmax
+    return torch.softmax(x, dim=-1)
+
+
+def sm_F_softmax(x):
+    return F.softmax(x, dim=-1)
+
+
+def sm_log_softmax_exp(x):
+    return torch.log_softmax(x, dim=-1).exp()
+
+
+def sm_attnlib(x):
+    return attnlib.masked_softmax(x)
+
+
+def sm_adds_max(x):
+    e = torch.exp(x + x.amax(-1, keepdim=True))
+    return e / e.sum(-1, keepdim=True)
+
+
+def tau_softmax_over_heads(scores, tau):
+    return torch.softmax(scores / tau.view(1, -1, 1, 1), dim=1)
+
+
+def tau_first_only(scores, tau):
+    return torch.softmax(scores / tau[0], dim=-1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuple", lambda: (0.5, 0.5)),
@@ -289,4 +345,20 @@ ANSWERS = [
     wrong(EX5, "ignored", lambda: tau_ignored, ("not used", "without any temperature")),
     wrong(EX5, "wrong-axis", lambda: tau_wrong_axis, ("axis", "keys")),
     wrong(EX5, "one-for-all-heads", lambda: tau_one_for_all),
+    # Learner population L1
+    wrong(EX2, "reshape-for-transpose", lambda: km_reshape, ("reshape",)),
+    wrong(EX2, "normalised-without-exp", lambda: km_no_exp, ("exp",)),
+    wrong(EX2, "global-scores-hand", lambda: km_global_scores_hand, ("notebook variable", "argument")),
+    wrong(EX2, "dim-1-transpose-1-2", lambda: km_dim1_transpose12, ("from the front", "back")),
+    wrong(EX2, "permute-3-axes", lambda: km_permute_3d, ("from the front", "back")),
+    wrong(EX3, "smallest-weight", lambda: (0.0, 0.33), ("largest",), star=True),
+    wrong(EX3, "small-tau-0.48", lambda: (0.48, 0.34), ("stretches", "vanishes"), star=True),
+    wrong(EX3, "large-tau-below-a-third", lambda: (0.5, 0.32), ("mean", "never below"), star=True),
+    wrong(EX4, "torch-softmax", lambda: sm_torch_softmax, ("torch.exp", "softmax")),
+    wrong(EX4, "F-softmax", lambda: sm_F_softmax, ("torch.exp", "softmax")),
+    wrong(EX4, "log-softmax-exp", lambda: sm_log_softmax_exp, ("log_softmax",)),
+    wrong(EX4, "attnlib-masked-softmax", lambda: sm_attnlib, ("attnlib",)),
+    wrong(EX4, "adds-the-max", lambda: sm_adds_max, ("constant",)),
+    wrong(EX5, "softmax-over-heads", lambda: tau_softmax_over_heads, ("heads",)),
+    wrong(EX5, "first-temperature-only", lambda: tau_first_only, ("head 0", "own")),
 ]
