@@ -173,7 +173,9 @@ FLOAT_LOGIC = ("Your function applied & or ~ to a float mask (torch.ones and tri
                "that: build the masks as booleans, with dtype=torch.bool, .bool() or a comparison.")
 
 check_decoder_mask = Exercise(
-    "Exercise 3", reference=decoder, probes=_hf_probes, refuse=("attnlib.masks", "attnlib.attention"),
+    "Exercise 3", reference=decoder, probes=_hf_probes,
+    refuse=("attnlib.masks.from_hf_attention_mask", "attnlib.masks.causal_mask",
+            "attnlib.attention.combine_with_key_mask"),
     correct="Padded keys and future keys are hidden from every head and query, whichever side the padding is on.",
     mistakes=[
         Mistake(lambda got: _dtype_hint("mask", got, "True = may attend", "torch"),

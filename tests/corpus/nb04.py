@@ -329,6 +329,11 @@ def dm_additive_float(attention_mask):  # L1 #386: 0/-inf, the additive form
     return torch.zeros(m.shape).masked_fill(~m, NEG_INF)
 
 
+def dm_expand_key_mask(attention_mask):  # L1 #370: the notebook's own axis helper, then the triangle by hand
+    T = attention_mask.shape[-1]
+    return attnlib.expand_key_mask(attention_mask == 1) & torch.ones(T, T, dtype=torch.bool).tril()
+
+
 def dm_attnlib_helpers(attention_mask):  # L1 #364: attnlib's own converters
     return attnlib.from_hf_attention_mask(attention_mask) & attnlib.causal_mask(attention_mask.shape[-1])
 
@@ -463,6 +468,7 @@ ANSWERS = [
     wrong(EX3, "uint8", lambda: dm_uint8, ("keep the result bool",)),
     wrong(EX3, "additive-float", lambda: dm_additive_float, ("0 and -inf",)),
     wrong(EX3, "attnlib-helpers", lambda: dm_attnlib_helpers, ("from_hf_attention_mask",)),
+    right(EX3, "expand-key-mask", lambda: dm_expand_key_mask, note="the notebook's axis helper is allowed"),
     wrong(EX5, "attnlib-masked-softmax", lambda: sms_attnlib, ("masked_softmax",)),
     wrong(EX5, "zeroed-scores", lambda: sms_zeroed_scores, ("e^0",)),
     wrong(EX5, "renormalised-0-over-0", lambda: sms_renormalised_0_over_0, ("row sum of 0",)),
