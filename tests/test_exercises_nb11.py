@@ -66,7 +66,7 @@ def test_the_gate_reference_is_the_gated_layer_of_causal_self_attention():
 
 
 @pytest.mark.parametrize(("checker", "answer", "words"), [
-    (nb11.check_mla_keys, lambda c, w, p: nb11.mla_keys(c, w, p, rotate="all"), "compressed (rotated) with the rest"),
+    (nb11.check_mla_keys, lambda c, w, p: nb11.mla_keys(c, w, p, rotate="all"), "whole compressed vector"),
     (nb11.check_window_mask, lambda q, k, w: nb11.window_mask(q, k, w, width=1), "one key too wide"),
     (nb11.check_sink_softmax, lambda s, sink: torch.softmax(s + sink[:, None, None], dim=-1), "numerator"),
     (nb11.check_qk_gain, 10 / 8**0.5, "both multiplied by g"),

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, near, variant
+from . import Exercise, Mistake, Probe, Verdict, as_number, near, variant
 
 __all__ = ["check_ablation_loss", "check_even_spread_score", "check_induction_targets", "check_repeated_batch",
            "check_untrained_loss"]
@@ -65,8 +65,10 @@ def _uniform(x, v, b, t):
     return bool(((counts > 0.5) & (counts < 2)).all())
 
 
+APART = "the second must start at least repeat_len tokens after the first (second >= first + repeat_len)."
+
 check_repeated_batch = Exercise(
-    "Exercise 1", probes=_batch_probes, solution=_batch_with(),
+    "Exercise 1", probes=_batch_probes, solution=_batch_with(), refuse=("attnlib.induction",),
     same_twice="Two calls with the same generator gave different batches: draw every number from the generator "
                "you are given (torch.randint(..., generator=generator)), not from torch's global one.",
     correct="Random tokens, one segment twice, at places that change from row to row.",
@@ -86,9 +88,11 @@ check_repeated_batch = Exercise(
         Mistake("Every 'first' starts after its 'second': return (tokens, first, second), the earlier start first.",
                 when=_batch(lambda x, f, s, b, t, n, v: (f >= s + n).all()),
                 example=_batch_with(after=lambda x, f, s, g: (x, s, f))),
-        Mistake("Your two copies overlap: the second must start at least repeat_len tokens after the first "
-                "(second >= first + repeat_len).", when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
+        Mistake("Your two copies overlap: " + APART, when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
                 example=_batch_with(gap=lambda room, g: -torch.ones_like(room))),
+        Mistake("Your copy writes the segment over its own source (torch: 'refer to a single memory location'): "
+                "your two copies overlap; " + APART, raises=RuntimeError, match="single memory location",
+                example=_batch_with(after=lambda x, f, s, g: x[0, 1:].copy_(x[0, :-1]))),  # overlapping slices
         Mistake("tokens[b, second[b] + j] must equal tokens[b, first[b] + j] for every j < repeat_len: copy the whole "
                 "segment, after drawing the tokens.",
                 when=_batch(lambda x, f, s, b, t, n, v: not torch.equal(
@@ -98,6 +102,9 @@ check_repeated_batch = Exercise(
         Mistake("You drew one pair of starts for the whole batch, so every row has its copies at the same places: "
                 "draw first and second per row, or a model learns the places instead of matching tokens.",
                 when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()), example=_same_places),
+        Mistake("Your first copy starts at the same place in every row: draw first at random for each row too, so "
+                "that every placement can come up.", when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all()),
+                example=lambda b, t, n, v, g: _batch_with(first_short=t - 2 * n)(b, t, n, v, g)),
         Mistake(lambda got, args: f"Your second copy starts at only {len(set((got[2] - got[1]).tolist()))} distance(s) "
                 "from the first, where every distance from repeat_len to seq_len - repeat_len must be possible: a "
                 "model then finds the earlier copy by counting back, not by matching tokens, and no induction head "
@@ -108,6 +115,12 @@ check_repeated_batch = Exercise(
         Mistake(lambda got, args: f"The first copy never starts at seq_len - 2 * repeat_len = {args[1] - 2 * args[2]}, "
                 "the last start with room for both: randint's high is exclusive, one above the last value drawn.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.max() < t - 2 * n), example=_batch_with(first_short=1)),
+        Mistake("For a given first, your second copy always starts at the same place: the gap between the copies is "
+                "computed, not drawn. Draw second at random in every row, so that any start from first + repeat_len "
+                "to seq_len - repeat_len can come up.",
+                when=_batch(lambda x, f, s, b, t, n, v: all(len(s[f == k].unique()) == 1 for k in f.unique()
+                                                            if k < t - 2 * n)),
+                example=_batch_with(gap=lambda room, g: (room - 1) // 2)),
         Mistake("The second copy never reaches the end of the sequence (second + repeat_len = seq_len) for a first "
                 "copy that leaves room: the gap's high bound is one short (randint's high is exclusive).",
                 when=_batch(lambda x, f, s, b, t, n, v: any(s[f == k].max() < t - n for k in f.unique())),
@@ -127,8 +140,15 @@ check_repeated_batch = Exercise(
                 when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
                 example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v, (b, t), generator=g).index_fill(
                     1, torch.arange(0, t, 3), 0))),
+        Mistake(lambda got: f"Your tokens are {str(got[0].dtype).removeprefix('torch.')}: the stub asks for int64 "
+                "(torch.long), torch's dtype for token ids (F.cross_entropy takes its targets as int64).",
+                when=lambda got: _parts(got) is not None and got[0].dtype != torch.long,
+                example=_batch_with(after=lambda x, f, s, g: (x.int(), f, s))),
     ])
 
+
+NEGATIVE = Mistake("Your loss is negative, and a loss never is: it is minus the log of a probability (at most 1).",
+                   when=lambda got: isinstance(got, (int, float)) and got < 0, example=-math.log(VOCAB))
 
 # --- Exercise 2 (predict, then run): the loss of an untrained model, in nats --------------------------------------
 check_untrained_loss = Exercise(
@@ -138,6 +158,7 @@ check_untrained_loss = Exercise(
                         "and the loss is minus the log of the right token's.", "Too high: a model that knows nothing "
                         "gives each of the 64 tokens the same probability; the loss is minus its natural log."),
     mistakes=[
+        NEGATIVE,
         Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
                 when=near(math.log2(VOCAB), tol=0.05), example=6),
         Mistake("{got} is the probability of the right token; the loss is minus its natural log.",
@@ -157,12 +178,15 @@ check_untrained_loss = Exercise(
 EVEN_SPREAD = sum(1 / (i + 1) for i in range(1, T)) / (T - 1)  # query i sees keys 0 .. i: weight 1 / (i + 1) each
 
 check_even_spread_score = Exercise(
-    "Exercise 3", expected=EVEN_SPREAD, decimals=2, read=as_number,
+    "Exercise 3", expected=EVEN_SPREAD, atol=0.004, rtol=0.0, read=as_number,  # 0.10, not 0.09 nor 0.11
     correct=f"{EVEN_SPREAD:.3f}: query i sees its i + 1 keys, so it gives the previous one 1 / (i + 1); the mean over "
             "i = 1 .. 31 is dominated by the first queries (1/2, 1/3, ...): about three times 1/T.",
     diagnose=_direction("Too low: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1.",
                         "Too high: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1."),
     mistakes=[
+        Mistake("{got} is 1/(T - 1), as if every query spread its weight over T - 1 keys; the causal mask lets query i "
+                "see only the i + 1 keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
+                when=near(1 / (T - 1), tol=0.0005), example=1 / 31),
         Mistake("{got} spreads each query's weight over all T keys (1/T), but the causal mask lets query i see only "
                 "keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
                 when=lambda got: isinstance(got, (int, float)) and 0.028 <= got <= 0.036, example=1 / 32),
@@ -174,15 +198,21 @@ check_even_spread_score = Exercise(
                 when=lambda got: isinstance(got, (int, float)) and 0.124 <= got <= 0.133, example=0.127),
         Mistake("{got} is query 1 alone (2 keys); the score averages the queries 1 .. 31, most of which see many keys.",
                 when=near(0.5, tol=0.01), example=0.5),
+        Mistake("{got} is close, but off at the second decimal: work the mean out exactly, then round it (cutting "
+                "digits off, or approximating the sum by a logarithm, moves the second decimal).",
+                when=near(EVEN_SPREAD, tol=0.0125), example=0.09),
     ])
 
 
 # --- Exercise 4: induction_targets(tokens), the key an induction head attends to from every query ------------------
-def _targets(tokens, pick="latest", shift=1, strict=True, missing=-1):
+def _targets(tokens, pick="latest", shift=1, strict=True, missing=-1, look="back"):
     """(B, T) ids -> (B, T): the position after the latest earlier occurrence of each token, -1 where there is none.
-    Each keyword switches on one classic mistake (strict=False: the query is its own earlier occurrence)."""
+    Each keyword switches on one classic mistake (strict=False: the query is its own earlier occurrence; look="ahead"
+    or "both": later occurrences count)."""
     t = tokens.shape[-1]
-    earlier = (tokens[..., :, None] == tokens[..., None, :]) & torch.ones(t, t, dtype=torch.bool).tril(-int(strict))
+    ones = torch.ones(t, t, dtype=torch.bool)
+    keys = {"back": ones.tril(-int(strict)), "ahead": ones.triu(1), "both": ~torch.eye(t, dtype=torch.bool)}[look]
+    earlier = (tokens[..., :, None] == tokens[..., None, :]) & keys
     j = torch.arange(t) if pick == "latest" else t - torch.arange(t)  # the latest (or the first) scores highest
     found = torch.where(earlier, j, -1).amax(dim=-1)  # (B, T)
     found = found if pick == "latest" else torch.where(found >= 0, t - found, -1)
@@ -199,11 +229,28 @@ def _target_probes():
             Probe((torch.full((1, 5), 7),), "one token five times, 7 7 7 7 7")]
 
 
-check_induction_targets = Exercise(
+INT64 = Mistake(lambda got: f"Your targets are right but {str(got.dtype).removeprefix('torch.')}: return int64 "
+                "(torch.long), torch's dtype for positions and indices.",
+                when=lambda got, args: got.dtype != torch.long and torch.equal(got.long(), _targets(args[0])),
+                example=lambda x: _targets(x).int())
+
+
+class _Int64(Exercise):
+    """The framework compares integer results by value, so an int32 result passes its probes: here it must be int64."""
+
+    def _judge_function(self, function):
+        verdict = super()._judge_function(function)
+        got = function(self.probe_list()[0].args[0].clone()) if verdict.verdict == "correct" else None
+        wrong = isinstance(got, torch.Tensor) and got.dtype != torch.long  # a list or an int64 array passes
+        return Verdict("not yet", INT64.text(got), INT64) if wrong else verdict
+
+
+check_induction_targets = _Int64(
     "Exercise 4", reference=_targets, probes=_target_probes,
     correct="Each query points at the token after the latest earlier copy of its own token: the key an induction "
             "head attends to, and the token it predicts next.",
     mistakes=[
+        INT64,
         Mistake("You point at the earlier occurrence itself (the same token as the query); an induction head attends "
                 "to the token right after it, the one it copies: position j + 1.", answer=variant(_targets, shift=0)),
         Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at i + 1, a "
@@ -211,6 +258,13 @@ check_induction_targets = Exercise(
         Mistake("You take the first occurrence of the token; an induction head reads the latest one before the "
                 "query (the largest j < i), which matters when a token has come up more than once.",
                 answer=variant(_targets, pick="first")),
+        Mistake("You return the token at position j + 1 (the one the head predicts); the exercise asks for the "
+                "position itself, the key the head attends to.",
+                answer=lambda x: torch.where(_targets(x) >= 0, x.gather(-1, _targets(x).clamp(min=0)), -1)),
+        Mistake("You also count occurrences after the query (j > i): an induction head looks back, at the tokens "
+                "before the query; only positions j < i count.",
+                when=lambda got, args: any(torch.equal(got, _targets(args[0], look=k)) for k in ("ahead", "both")),
+                example=variant(_targets, look="both")),
         Mistake(lambda got: f"Where the token has not come up before, return -1 (your function returns "
                 f"{sorted(set(got[got < 1].tolist()) - {-1}) or 'something else'} there).",
                 when=lambda got, args: isinstance(got, torch.Tensor) and got.shape == args[0].shape
@@ -230,6 +284,7 @@ check_ablation_loss = Exercise(
                         "guess over the tokens already seen (the next cells measure both).", "Higher than a uniform "
                         "guess over the vocabulary, what a model that knows nothing about the next token pays."),
     mistakes=[
+        NEGATIVE,
         Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "
                 "induction heads gone the model can only guess.",
                 when=lambda got: isinstance(got, (int, float)) and 0 <= got < 2.0, example=0.5),

@@ -4,10 +4,12 @@ sliding window, a sink, QK-norm's gain and the output gate, each with a table of
 from __future__ import annotations
 
 import math
+import re
 
 import torch
+import torch.nn.functional as F
 
-from ..modern import softmax_with_sink
+from ..modern import rms_norm, softmax_with_sink
 from ..positions import apply_rope
 from . import Exercise, Mistake, Probe, as_number, near, variant
 
@@ -22,17 +24,20 @@ def _randn(seed: int):
 
 # --- Exercise 1: every head's keys from the compressed vector (multi-head latent attention) ---------------
 def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", split="latent_first",
-             interleaved=False):
-    """[c W_UK,h ; RoPE(k_R)] per head; the keywords switch on one classic mistake each."""
-    rank, rope_dim = w_uk.shape[1], compressed.shape[-1] - w_uk.shape[1]
+             interleaved=False, norm=False, rank=None):
+    """[c W_UK,h ; RoPE(k_R)] per head; the keywords switch on one classic mistake each (rank=8: r written in)."""
+    rank = rank or w_uk.shape[1]
+    rope_dim = compressed.shape[-1] - rank
     if rotate == "all":  # RoPE on the whole compressed vector, latent included
         compressed = apply_rope(compressed, positions)
     if split == "latent_first":
         latent, rope = compressed[..., :rank], compressed[..., rank:]  # (B, T, r), (B, T, dR)
     else:
         rope, latent = compressed[..., :rope_dim], compressed[..., rope_dim:]
-    k_nope = torch.einsum("btr,hrd->bhtd", latent, w_uk)  # (B, T, r) -> (B, H, T, dn)
-    if rotate == "rope":
+    k_nope = torch.einsum("btr,hrd->bhtd", rms_norm(latent) if norm else latent, w_uk)  # (B, T, r) -> (B, H, T, dn)
+    if rotate == "nope":  # the rebuilt part rotated, the RoPE part not
+        k_nope = apply_rope(k_nope, positions)
+    elif rotate == "rope":
         rope = apply_rope(rope, positions, interleaved=interleaved)
     elif rotate == "from_zero":
         rope = apply_rope(rope)  # positions 0..T-1 whatever the tokens' positions
@@ -43,24 +48,33 @@ def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", 
 
 def _mla_probes() -> list[Probe]:
     r = _randn(11)
-    return [Probe((r(1, 5, 8 + 4), r(2, 8, 6), torch.arange(5)), "B = 1, T = 5, r = 8, dR = 4, H = 2, dn = 6"),
-            Probe((r(2, 3, 6 + 2), r(3, 6, 4), torch.arange(7, 10)),
-                  "a decoding step at positions 7, 8, 9 (r = 6, dR = 2, H = 3)"),
-            Probe((r(1, 4, 10 + 6), r(4, 10, 3), torch.arange(4)), "r = 10, dR = 6, H = 4, dn = 3")]
+    first, decoding, wider = (r(1, 5, 8 + 4), r(2, 8, 6)), (r(2, 3, 6 + 2), r(3, 6, 4)), (r(1, 4, 10 + 6), r(4, 10, 3))
+    return [Probe((*first, torch.arange(5)), "B = 1, T = 5, r = 8, dR = 4, H = 2, dn = 6"),
+            Probe((*wider, torch.arange(4)), "r = 10, dR = 6, H = 4, dn = 3"),  # before r + dR = 8: an r = 8 written in
+            Probe((*decoding, torch.arange(7, 10)), "a decoding step at positions 7, 8, 9 (r = 6, dR = 2, H = 3)")]
 
 
-WITH_THE_REST = "the RoPE part is compressed (rotated) with the rest: rotate only the RoPE part, the last dR features; "
+ROTATE_ONLY = "rotate only the RoPE part, the last dR features; "
+
+
+def _says(error, *sizes):
+    """True when the error message names every one of ``sizes`` (as whole numbers)."""
+    return set(map(str, sizes)) <= set(re.findall(r"\d+", str(error)))
+
 
 check_mla_keys = Exercise(
     "Exercise 1", reference=mla_keys, probes=_mla_probes,
     correct="The latent is up-projected per head, the RoPE part is rotated once and shared by every head: the "
             "cache needs only c and k_R.",
     mistakes=[
-        Mistake("Your keys rotate the whole compressed vector, latent included: " + WITH_THE_REST + "a rotated "
+        Mistake("Your keys rotate the whole compressed vector, latent included: " + ROTATE_ONLY + "a rotated "
                 "latent would carry its token's position into W_UK's product, and the up-projection could no longer "
                 "be absorbed into the query (section 2).", answer=variant(mla_keys, rotate="all")),
-        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + WITH_THE_REST + "a rotation between "
+        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + ROTATE_ONLY + "a rotation between "
                 "the query and W_UK stops decoding from absorbing W_UK.", answer=variant(mla_keys, rotate="key")),
+        Mistake("You rotate c W_UK, the part rebuilt from the latent, and leave the RoPE part as it is: only the RoPE "
+                "part carries the position (a rotated c W_UK could no longer be absorbed into the query).",
+                answer=variant(mla_keys, rotate="nope")),
         Mistake("Your RoPE part is not rotated: apply attnlib.apply_rope to it, with the positions given.",
                 answer=variant(mla_keys, rotate="none")),
         Mistake("Your RoPE part is rotated as if the tokens sat at positions 0, 1, ...: pass the positions given "
@@ -71,9 +85,21 @@ check_mla_keys = Exercise(
                 "queries are laid out the same way).", answer=variant(mla_keys, order="rope_first")),
         Mistake("Your split takes the RoPE part from the first dR features: the latent comes first (r = "
                 "w_uk.shape[1] features), the RoPE part is the last dR.", answer=variant(mla_keys, split="rope_first")),
-        Mistake("Your function multiplied all r + dR features by W_UK: " + WITH_THE_REST + "take the first r "
-                "features as the latent, and only those go through W_UK.",
-                raises=RuntimeError, match="size|shape", example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
+        Mistake("Your latent went through RMSNorm: the exercise leaves the layer's norm out, use c as it is given.",
+                answer=variant(mla_keys, norm=True)),
+        Mistake("Every head gets the same rebuilt key, summed over the heads: each head h rebuilds its own, "
+                "c W_UK,h; keep W_UK's head axis in the product.",
+                answer=lambda c, w, p: mla_keys(c, w.sum(0, keepdim=True).expand(w.shape), p)),
+        Mistake("Your function multiplied all r + dR features by W_UK: take the first r features as the latent, and "
+                "only those go through W_UK; the last dR are the RoPE part, rotated on their own.",
+                raises=RuntimeError, match="size|shape",
+                when=lambda err, args: _says(err, args[0].shape[-1], args[1].shape[1]),
+                example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
+        Mistake(lambda err, args: f"Your latent does not have W_UK's r = {args[1].shape[1]} features on a probe with "
+                f"r + dR = {args[0].shape[-1]}: read r from w_uk.shape[1] and dR from compressed.shape[-1] - r, "
+                "not from numbers written in (the probes vary both).", raises=RuntimeError, match="size|shape",
+                when=lambda err, args: _says(err, args[1].shape[1]),
+                example=variant(mla_keys, rank=8)),
     ])
 
 
@@ -109,17 +135,25 @@ check_window_mask = Exercise(
         Mistake("Your window is one key too wide: each query sees window + 1 positions. A window of W is the query's "
                 "own position and the W - 1 before it: k > p - W (transformers: kv_idx > q_idx - sliding_window).",
                 answer=variant(window_mask, width=1)),
+        Mistake("Your window is always 3 positions wide (the section's example): use the window argument; the probes "
+                "vary it.", answer=lambda q, k, w: window_mask(q, k, 3)),
         Mistake("Your window is one key too narrow: each query sees window - 1 positions. A window of W counts the "
                 "query's own position: p - W < k <= p.", answer=variant(window_mask, width=-1)),
+        Mistake("Your queries do not see their own position: a window of W counts the query itself and the W - 1 "
+                "positions before it.", answer=lambda q, k, w: window_mask(q, k, w) & (q[:, None] != k)),
         Mistake("Your mask compares the indices 0, 1, ... instead of the positions given: a decoding step's queries "
                 "come after the cache.", answer=variant(_by_index, align="top_left")),
         Mistake("Your mask assumes the keys are the last Tk positions, ending at the last query: compare the "
                 "positions given (a cache may keep an old token beside the recent ones).",
                 answer=variant(_by_index, align="bottom_right")),
         Mistake("Your window looks ahead: a decoder's query never sees a later position. Keep k <= p beside the "
-                "window's condition.", answer=variant(window_mask, look_ahead=True)),
+                "window's condition.", when=lambda got, args: got.dtype == torch.bool and torch.equal(
+                    got & (args[1] <= args[0][:, None]), window_mask(*args)),
+                example=variant(window_mask, look_ahead=True)),
         Mistake("Your mask is inverted: in attnlib True means 'may attend'.",
                 answer=lambda q, k, w: ~window_mask(q, k, w)),
+        Mistake("Your mask is transposed: its rows are the keys. Each row is a query (its position p), each column a "
+                "key.", answer=lambda q, k, w: window_mask(q, k, w).T),
         Mistake("Your mask has the right pattern but is not bool: return a bool tensor (True = may attend).",
                 when=lambda got, args: got.dtype != torch.bool and torch.equal(got.bool(), window_mask(*args)),
                 example=lambda q, k, w: window_mask(q, k, w).int()),
@@ -127,6 +161,11 @@ check_window_mask = Exercise(
 
 
 # --- Exercise 3: softmax with a sink logit -----------------------------------------------------------------
+def _sink_softmax(s, sink):
+    """The exercise's answer in torch (attnlib's own is refused): a softmax over the Tk scores and the sink's logit."""
+    return torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)], -1).softmax(-1)[..., :-1]
+
+
 def _sink_probes() -> list[Probe]:
     r = _randn(13)
     return [Probe((r(2, 3, 4, 5), torch.tensor([0.0, 1.5, -2.0])), "B = 2, H = 3, Tq = 4, Tk = 5"),
@@ -137,7 +176,7 @@ def _sink_probes() -> list[Probe]:
 
 
 check_sink_softmax = Exercise(
-    "Exercise 3", reference=softmax_with_sink, probes=_sink_probes,
+    "Exercise 3", reference=softmax_with_sink, probes=_sink_probes, solution=_sink_softmax, refuse=("attnlib.modern",),
     correct="exp(sink) joins each row's denominator only: the rows sum to less than 1, the rest goes nowhere.",
     mistakes=[
         Mistake("Your rows sum to 1: the sink is missing, or added to the scores, where it sits in the numerator too "
@@ -152,7 +191,12 @@ check_sink_softmax = Exercise(
                 answer=lambda s, sink: torch.softmax(torch.cat([sink[:, None, None].expand(*s.shape[:-1], 1), s],
                                                                dim=-1), dim=-1)[..., :-1]),
         Mistake("Your sink is exp(0) = 1 for every head (a softmax 'off by one'): use each head's own logit, "
-                "exp(sink[h]).", answer=lambda s, sink: softmax_with_sink(s, torch.zeros_like(sink))),
+                "exp(sink[h]).", answer=lambda s, sink: _sink_softmax(s, torch.zeros_like(sink))),
+        Mistake("Your sink enters as exp(-sink): the sink is a logit like the scores, exponentiated as they are.",
+                answer=lambda s, sink: _sink_softmax(s, -sink)),
+        Mistake("Your denominator adds the sink's logit itself: the sink is a logit like the scores, and enters the "
+                "sum as its exponential.",  # exp(s) / (sum exp(s) + sink), without overflow
+                answer=lambda s, sink: s.softmax(-1) / (1 + sink[:, None, None] / s.exp().sum(-1, keepdim=True))),
         Mistake("Your weights keep the sink's column (Tk + 1 of them): drop it, it has no value to weigh.",
                 when=lambda got, args: got.shape[-1] == args[0].shape[-1] + 1,
                 example=lambda s, sink: torch.softmax(torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)],
@@ -171,9 +215,10 @@ check_sink_softmax = Exercise(
 # --- Exercise 4: the gain a normed head needs for a scaled score of 10 (QK-norm, Dh = 8) -------------------
 
 DH, TARGET = 8, 10.0
+GAIN = math.sqrt(TARGET / math.sqrt(DH))
 
 check_qk_gain = Exercise(
-    "Exercise 4", expected=math.sqrt(TARGET / math.sqrt(DH)), decimals=2, read=as_number,
+    "Exercise 4", expected=GAIN, decimals=2, read=as_number,
     correct="Normed, the query and the key are each g * sqrt(Dh) long, so the largest score is g^2 * sqrt(Dh): "
             "1.88^2 * 2.83 = 10. Only the gains, a few learned numbers, set how sharp a head can be.",
     mistakes=[
@@ -187,22 +232,33 @@ check_qk_gain = Exercise(
                 when=near(math.sqrt(DH)), example=2.83),
         Mistake("{got} would be right if the largest score with gains of 1 were 1; it is sqrt(Dh).",
                 when=near(math.sqrt(TARGET)), example=3.16),
+        Mistake("{got} is close, but with too few decimals: give g to two decimals.",
+                when=lambda got: isinstance(got, (int, float)) and abs(got - GAIN) < 0.15 and round(got, 1) == got,
+                example=1.9),
+        Mistake("{got} squares the factor the score must grow by: with g on both the query and the key the score "
+                "grows as g^2, so g is that factor's square root.", when=near((TARGET / math.sqrt(DH)) ** 2),
+                example=12.5),
+        Mistake("{got} is 10 / Dh: with QK-norm the largest score with gains of 1 is sqrt(Dh), not Dh, and the gain "
+                "multiplies both the query and the key (the score grows as g^2).", when=near(TARGET / DH),
+                example=1.25),
+        Mistake("{got} is a gain below 1, which shrinks the scores: a score of 10, above the largest one gains of 1 "
+                "allow, needs g above 1 (is your ratio upside down?).", when=near(1 / GAIN), example=0.53),
     ])
 
 
 # --- Exercise 5: the gated output ----------------------------------------------------------------------------
-def gated_output(heads, x, w_gate, w_out, *, where="before", gate="sigmoid", source="input", merge="transpose",
-                 gate_as_heads=False):
+def gated_output(heads, x, w_gate, w_out, *, where="before", gate=torch.sigmoid, source="input", merge=(0, 2, 1, 3),
+                 gate_as_heads=False, op=torch.mul):
     """out = (merge(heads) * sigmoid(x @ w_gate)) @ w_out; the keywords switch on one classic mistake each."""
     b, h, t, dh = heads.shape
-    merged = heads.transpose(1, 2).reshape(b, t, h * dh) if merge == "transpose" else heads.reshape(b, t, h * dh)
+    merged = heads.permute(*merge).reshape(b, t, h * dh)  # (B, T, H*Dh), head 0's Dh features first
     logits = (x if source == "input" else merged) @ w_gate  # (B, T, H*Dh)
-    g = torch.sigmoid(logits) if gate == "sigmoid" else logits
+    g = gate(logits)
     if gate_as_heads:  # (B, T, H*Dh) read as (B, H, T, Dh): the gate meets the wrong features
         g = g.view(b, h, t, dh).transpose(1, 2).reshape(b, t, h * dh)
     if where == "after":
         return (merged @ w_out) * g  # the gate after the output projection
-    return (merged * g) @ w_out  # (B, T, H*Dh) -> (B, T, E)
+    return op(merged, g) @ w_out  # (B, T, H*Dh) -> (B, T, E)
 
 
 def _gate_probes() -> list[Probe]:
@@ -220,12 +276,26 @@ check_gated_output = Exercise(
         Mistake("Your gate comes after the output projection, where every feature mixes all the heads: no gate value "
                 "can silence one head. Where are the heads still apart?", answer=variant(gated_output, where="after")),
         Mistake("Your gate is x @ w_gate itself, which can be negative or above 1: the section's gate squashes it "
-                "with a sigmoid, between 0 (closed) and 1 (open).", answer=variant(gated_output, gate="linear")),
+                "with a sigmoid, between 0 (closed) and 1 (open).", answer=variant(gated_output, gate=lambda z: z)),
+        *[Mistake(f"Your gate is {name}(x @ w_gate): the section's gate is a sigmoid, a value between 0 (closed) and 1 "
+                  "(open) for each feature on its own.", answer=variant(gated_output, gate=f))
+          for name, f in (("softmax", lambda z: z.softmax(-1)), ("tanh", torch.tanh), ("SiLU", F.silu))],
+        Mistake("Your gate is inverted, 1 - sigmoid(x @ w_gate): a large logit must open the feature (a gate near 1), "
+                "not close it.", answer=variant(gated_output, gate=lambda z: 1 - z.sigmoid())),
+        Mistake("Your gate is added to the heads' features: a gate multiplies them, scaling each between 0 (silenced) "
+                "and 1 (passed on).", answer=variant(gated_output, op=torch.add)),
+        Mistake("Your gate has one value per head (averaged over the head's features): it has one for each feature of "
+                "each head, each scaling its own feature.", answer=lambda hd, x, wg, wo: gated_output(
+                    hd, x, wg, wo, gate=lambda z: z.sigmoid().unflatten(-1, (hd.shape[1], -1)).mean(-1)
+                    .repeat_interleave(hd.shape[-1], -1))),
         Mistake("Your gate is computed from the attention's output; Qwen3-Next computes it from the layer's input "
                 "x, so that whether a head speaks depends on the token, not on what the head found.",
                 answer=variant(gated_output, source="heads")),
         Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), which mixes tokens: the heads must "
-                "move behind the tokens first (notebook 05).", answer=variant(gated_output, merge="reshape")),
+                "move behind the tokens first (notebook 05).", answer=variant(gated_output, merge=(0, 1, 2, 3))),
+        Mistake("Your merge orders each token's features (Dh, H), feature by feature across the heads: the heads must "
+                "sit side by side, head 0's Dh features first (notebook 05's merge).",
+                answer=variant(gated_output, merge=(0, 2, 3, 1))),
         Mistake("Your gate meets the wrong features: its H*Dh features are laid out as the merged heads' (head 0's "
                 "Dh first); viewed as (B, H, T, Dh) they land on other heads and tokens.",
                 answer=variant(gated_output, gate_as_heads=True)),

@@ -194,6 +194,38 @@ def rb_hard_coded_sizes(batch_size, seq_len, repeat_len, vocab_size, generator):
     return rb_sorted_pair(batch_size, 32, 10, 64, generator)
 
 
+def rb_starts(draw):
+    """A batch whose starts come from ``draw(B, T, L, generator) -> (first, second)``, copied row by row with slices."""
+    def make(batch_size, seq_len, repeat_len, vocab_size, generator):
+        L = repeat_len
+        tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
+        first, second = draw(batch_size, seq_len, L, generator)
+        for b in range(batch_size):
+            tokens[b, second[b]:second[b] + L] = tokens[b, first[b]:first[b] + L]
+        return tokens, first, second
+    return make
+
+
+def first_always_0(B, T, L, g):  # second drawn, first never (L3)
+    return torch.zeros(B, dtype=torch.long), torch.randint(L, T - L + 1, (B,), generator=g)
+
+
+def gap_fixed(B, T, L, g):  # the gap fixed at L + 8, clamped at the end (L3)
+    first = torch.randint(0, T - 2 * L + 1, (B,), generator=g)
+    return first, torch.clamp(first + L + 8, max=T - L)
+
+
+def overlapping(B, T, L, g):  # second from first + 1 on: the slice copy overlaps its own source, torch refuses it (L3)
+    first = torch.randint(0, T - 2 * L + 1, (B,), generator=g)
+    return first, first + 1 + (torch.rand(B, generator=g) * (T - L - first)).long()
+
+
+def rb_int32_tokens(batch_size, seq_len, repeat_len, vocab_size, generator):
+    """Right, but the tokens drawn as int32 (L3)."""
+    tokens, first, second = rb_sorted_pair(batch_size, seq_len, repeat_len, vocab_size, generator)
+    return tokens.int(), first, second
+
+
 # Exercise 3: a head that spreads its weight evenly under the causal mask, T = 32: its previous-token score
 def even_score_loop():
     return sum(1 / (i + 1) for i in range(1, 32)) / 31
@@ -278,6 +310,32 @@ def it_zero_when_new(tokens):
     return it_last_seen(tokens).clamp_min(0)
 
 
+def it_int32(tokens):  # right positions, int32 (L3)
+    return it_last_seen(tokens).int()
+
+
+def it_any_other(tokens):  # any j != i, later ones too (L3)
+    out = torch.full(tokens.shape, -1, dtype=torch.int64)
+    for b, row in enumerate(tokens.tolist()):
+        for i, tok in enumerate(row):
+            js = [j for j in range(len(row)) if j != i and row[j] == tok]
+            if js:
+                out[b, i] = max(js) + 1
+    return out
+
+
+def it_later_only(tokens):  # the match matrix transposed: triu(1), later occurrences only (L3)
+    T = tokens.shape[1]
+    same = (tokens[:, :, None] == tokens[:, None, :]) & torch.ones(T, T, dtype=torch.bool).triu(1)
+    latest = (same * (torch.arange(T) + 1)).amax(dim=-1)
+    return torch.where(latest > 0, latest, -1)
+
+
+def it_token_not_position(tokens):  # the token at j + 1, the prediction, not its position (L3)
+    found = it_last_seen(tokens)
+    return torch.where(found >= 0, tokens.gather(1, found.clamp_min(0)), -1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "loop-randint-per-row", lambda: rb_loop_randint),
@@ -285,7 +343,8 @@ ANSWERS = [
           note="another distribution of the starts than the reference's; every valid pair can come up"),
     right(EX1, "gather-scatter", lambda: rb_gather_scatter),
     right(EX1, "segment-first-int32-starts", lambda: rb_segment_first),
-    right(EX1, "attnlib-repeated-tokens", lambda: rb_attnlib),
+    wrong(EX1, "attnlib-repeated-tokens", lambda: rb_attnlib, ("attnlib's repeated_tokens", "yourself"),
+          note="the exercise asks to write it: attnlib's version is announced after it"),
     wrong(EX1, "fixed-distance", lambda: rb_fixed_distance, ("distance", "fixed", "position", "vary", "same")),
     wrong(EX1, "same-starts-every-row", lambda: rb_same_starts, ("row", "same", "vary", "every"),
           note="one pair of starts for the whole batch: the prompt asks for both starts drawn for every row"),
@@ -300,6 +359,10 @@ ANSWERS = [
     wrong(EX1, "first-from-1", lambda: rb_first_from_one, ("never starts at position 0", "low bound")),
     wrong(EX1, "first-high-exclusive", lambda: rb_first_high_exclusive, ("exclusive", "T - 2", "2 * repeat_len")),
     wrong(EX1, "hard-coded-sizes", lambda: rb_hard_coded_sizes, ("arguments", "expected tokens")),
+    wrong(EX1, "first-always-0", lambda: rb_starts(first_always_0), ("same place in every row",)),
+    wrong(EX1, "gap-fixed-clamped", lambda: rb_starts(gap_fixed), ("always starts at the same place", "not drawn")),
+    wrong(EX1, "overlap-slice-copy-raises", lambda: rb_starts(overlapping), ("overlap",)),
+    wrong(EX1, "int32-tokens", lambda: rb_int32_tokens, ("int64",), note="the stub asks for int64 tokens"),
     # Exercise 2
     right(EX2, "ln-64", lambda: math.log(64)),
     right(EX2, "two-decimals", lambda: 4.16),
@@ -315,6 +378,7 @@ ANSWERS = [
     wrong(EX2, "zero", lambda: 0.0, ("uniform", "untrained", "ln", "guess")),
     wrong(EX2, "ln-T", lambda: math.log(32), ("V", "vocab", "64", "T")),
     wrong(EX2, "string", lambda: "4.16", ("number", "string", "quote")),
+    wrong(EX2, "negative", lambda: -math.log(64), ("negative",)),
     # Exercise 3
     right(EX3, "loop", lambda: even_score_loop()),
     right(EX3, "tensor", lambda: even_score_tensor()),
@@ -322,12 +386,15 @@ ANSWERS = [
     right(EX3, "two-decimals", lambda: 0.1),
     right(EX3, "numpy", lambda: np.float64(0.099)),
     wrong(EX3, "one-over-T", lambda: 1 / 32, ("causal", "keys 0", "i + 1", "1/T")),
-    wrong(EX3, "one-over-T-minus-1", lambda: 1 / 31, ("causal", "keys 0", "i + 1", "1/T")),
+    wrong(EX3, "one-over-T-minus-1", lambda: 1 / 31, ("1/(T - 1)",)),
     wrong(EX3, "one-over-mean-keys", lambda: 1 / 16.5, ("mean", "1 /")),
     wrong(EX3, "query-0-counted", lambda: sum(1 / (i + 1) for i in range(32)) / 32, ("query 0", "i + 1")),
     wrong(EX3, "i-keys", lambda: sum(1 / i for i in range(1, 32)) / 31, ("i + 1", "keys 0")),
     wrong(EX3, "query-1-only", lambda: 0.5, ("query 1", "queries")),
     wrong(EX3, "string", lambda: "0.1", ("number", "string", "quote")),
+    wrong(EX3, "ln-T-over-T", lambda: math.log(32) / 32, ("second decimal",), note="0.108: it rounds to 0.11"),
+    wrong(EX3, "truncated", lambda: 0.09, ("second decimal",)),
+    wrong(EX3, "two-decimals-too-high", lambda: 0.11, ("second decimal",)),
     # Exercise 4
     right(EX4, "triple-loop", lambda: it_loops),
     right(EX4, "dict-last-seen", lambda: it_last_seen),
@@ -337,6 +404,10 @@ ANSWERS = [
     wrong(EX4, "first-occurrence", lambda: it_first_occurrence, ("latest", "first occurrence")),
     wrong(EX4, "query-matches-itself", lambda: it_includes_itself, ("j < i", "itself", "future")),
     wrong(EX4, "zero-when-new", lambda: it_zero_when_new, ("-1", "not come up")),
+    wrong(EX4, "int32", lambda: it_int32, ("int64",), note="the prompt asks for int64"),
+    wrong(EX4, "later-occurrences-too", lambda: it_any_other, ("j > i",)),
+    wrong(EX4, "later-occurrences-only", lambda: it_later_only, ("j > i",)),
+    wrong(EX4, "token-not-position", lambda: it_token_not_position, ("position itself",)),
     # Exercise 5
     right(EX5, "ln-64", lambda: math.log(64)),
     right(EX5, "one-decimal", lambda: 4.2),
@@ -350,4 +421,5 @@ ANSWERS = [
     wrong(EX5, "plateau", lambda: 3.0, note="the plateau of section 3; zeroing the heads goes back further"),
     wrong(EX5, "probability", lambda: 1 / 64, ("probability", "log", "ln", "loss")),
     wrong(EX5, "string", lambda: "4.16", ("number", "string", "quote")),
+    wrong(EX5, "negative", lambda: -4.16, ("negative",)),
 ]

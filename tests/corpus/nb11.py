@@ -79,6 +79,36 @@ def keys_rope_first(compressed, w_uk, positions):
     return torch.cat([k_rope, k_nope], dim=-1)
 
 
+def keys_r_written_in(compressed, w_uk, positions):  # r = 8, the tiny config's kv_lora_rank (L3)
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :8], w_uk)
+    k_rope = attnlib.apply_rope(compressed[..., 8:], positions)[:, None].expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([k_nope, k_rope], dim=-1)
+
+
+def keys_dr_written_in(compressed, w_uk, positions):  # dR = 64, DeepSeek-V3's RoPE width (L3)
+    k_nope = torch.einsum("btr,hrd->bhtd", compressed[..., :-64], w_uk)
+    k_rope = attnlib.apply_rope(compressed[..., -64:], positions)[:, None].expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([k_nope, k_rope], dim=-1)
+
+
+def keys_normed_latent(compressed, w_uk, positions):  # RMSNorm on c, which the exercise leaves out (L3)
+    r = w_uk.shape[1]
+    return keys_split(torch.cat([attnlib.rms_norm(compressed[..., :r]), compressed[..., r:]], dim=-1), w_uk, positions)
+
+
+def keys_rotate_nope_only(compressed, w_uk, positions):  # c W_UK rotated, the RoPE part left as it is (L3)
+    r = w_uk.shape[1]
+    k_nope = attnlib.apply_rope(torch.einsum("btr,hrd->bhtd", compressed[..., :r], w_uk), positions)
+    return torch.cat([k_nope, compressed[..., r:][:, None].expand(-1, w_uk.shape[0], -1, -1)], dim=-1)
+
+
+def keys_summed_heads(compressed, w_uk, positions):  # one rebuilt key for all heads (L3)
+    H, r = w_uk.shape[:2]
+    k_nope = torch.einsum("btr,hrd->btd", compressed[..., :r], w_uk)[:, None].expand(-1, H, -1, -1)
+    k_rope = attnlib.apply_rope(compressed[..., r:], positions)[:, None].expand(-1, H, -1, -1)
+    return torch.cat([k_nope, k_rope], dim=-1)
+
+
 # Exercise 2
 def window_where(query_positions, key_positions, window):
     gap = query_positions[:, None] - key_positions[None, :]
@@ -121,6 +151,25 @@ def window_two_sided(query_positions, key_positions, window):
 
 def window_blocked(query_positions, key_positions, window):  # True = blocked
     return ~window_where(query_positions, key_positions, window)
+
+
+def window_of_3(query_positions, key_positions, window):  # the section's printed window (L3)
+    p, k = query_positions[:, None], key_positions[None, :]
+    return (k <= p) & (k > p - 3)
+
+
+def window_without_self(query_positions, key_positions, window):  # k < p (L3)
+    p, k = query_positions[:, None], key_positions[None, :]
+    return (k < p) & (k > p - window)
+
+
+def window_no_causal(query_positions, key_positions, window):  # the lower bound only (L3)
+    return key_positions[None, :] > query_positions[:, None] - window
+
+
+def window_transposed(query_positions, key_positions, window):  # rows are the keys (L3)
+    p, k = query_positions[None, :], key_positions[:, None]
+    return (k <= p) & (k > p - window)
 
 
 # Exercise 3
@@ -172,6 +221,21 @@ def sink_keeps_column(scores, sink):
     return torch.cat([scores, column], dim=-1).softmax(dim=-1)
 
 
+def sink_attnlib(scores, sink):  # attnlib's own, shown in the cell above the exercise (L3)
+    return attnlib.softmax_with_sink(scores, sink)
+
+
+def sink_negated(scores, sink):  # exp(-sink) in the denominator (L3)
+    column = -sink.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+    return torch.cat([scores, column], dim=-1).softmax(dim=-1)[..., :-1]
+
+
+def sink_not_exponentiated(scores, sink):  # the sink itself added to the sum of exp (L3)
+    m = scores.amax(-1, keepdim=True)
+    e = torch.exp(scores - m)
+    return e / (e.sum(-1, keepdim=True) + sink.view(-1, 1, 1) * torch.exp(-m))
+
+
 # Exercise 5
 def gate_reshape(heads, x, w_gate, w_out):
     b, h, t, dh = heads.shape
@@ -217,6 +281,25 @@ def gate_no_projection(heads, x, w_gate, w_out):
     return attnlib.merge_heads(heads) * torch.sigmoid(x @ w_gate)
 
 
+def gate_squashed_by(squash):  # another function than the sigmoid, or the sigmoid inverted (L3)
+    return lambda heads, x, w_gate, w_out: (attnlib.merge_heads(heads) * squash(x @ w_gate)) @ w_out
+
+
+def gate_added(heads, x, w_gate, w_out):  # the gate added, not multiplied (L3)
+    return (attnlib.merge_heads(heads) + torch.sigmoid(x @ w_gate)) @ w_out
+
+
+def gate_dh_major_merge(heads, x, w_gate, w_out):  # features ordered (Dh, H) (L3)
+    B, H, T, Dh = heads.shape
+    return (heads.permute(0, 2, 3, 1).reshape(B, T, H * Dh) * torch.sigmoid(x @ w_gate)) @ w_out
+
+
+def gate_per_head(heads, x, w_gate, w_out):  # the gate averaged over each head's features (L3)
+    B, H, T, Dh = heads.shape
+    g = torch.sigmoid(x @ w_gate).view(B, T, H, Dh).mean(-1, keepdim=True)
+    return (heads.transpose(1, 2) * g).reshape(B, T, H * Dh) @ w_out
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "split-einsum", lambda: keys_split),
@@ -228,6 +311,11 @@ ANSWERS = [
     wrong(EX1, "unrotated", lambda: keys_unrotated, ("not rotated", "apply_rope")),
     wrong(EX1, "whole-vector-through-w-uk", lambda: keys_whole_latent, ("r + dR", "latent", "compressed")),
     wrong(EX1, "rope-first", lambda: keys_rope_first, ("first", "order")),
+    wrong(EX1, "r-written-in", lambda: keys_r_written_in, ("w_uk.shape[1]",)),
+    wrong(EX1, "dR-written-in", lambda: keys_dr_written_in, ("w_uk.shape[1]",)),
+    wrong(EX1, "rms-normed-latent", lambda: keys_normed_latent, ("RMSNorm",)),
+    wrong(EX1, "rebuilt-part-rotated-instead", lambda: keys_rotate_nope_only, ("leave the RoPE part",)),
+    wrong(EX1, "heads-summed", lambda: keys_summed_heads, ("summed over the heads",)),
     # Exercise 2
     right(EX2, "gap", lambda: window_where),
     right(EX2, "python-loops", lambda: window_loops),
@@ -238,6 +326,10 @@ ANSWERS = [
     wrong(EX2, "indices-not-positions", lambda: window_indices, ("positions", "indices")),
     wrong(EX2, "two-sided", lambda: window_two_sided, ("looks ahead", "later")),
     wrong(EX2, "true-blocks", lambda: window_blocked, ("inverted", "True")),
+    wrong(EX2, "window-of-3-written-in", lambda: window_of_3, ("always 3",)),
+    wrong(EX2, "query-not-itself", lambda: window_without_self, ("own position",)),
+    wrong(EX2, "no-causal-bound", lambda: window_no_causal, ("looks ahead",)),
+    wrong(EX2, "transposed", lambda: window_transposed, ("transposed",)),
     # Exercise 3
     right(EX3, "cat-and-drop", lambda: sink_cat),
     right(EX3, "logsumexp", lambda: sink_logsumexp),
@@ -248,6 +340,9 @@ ANSWERS = [
     wrong(EX3, "overflows", lambda: sink_naive_exp, ("overflow", "maximum")),
     wrong(EX3, "plain-softmax", lambda: sink_plain_softmax, ("sink is missing", "denominator")),
     wrong(EX3, "keeps-sink-column", lambda: sink_keeps_column, ("column", "drop")),
+    wrong(EX3, "attnlib-softmax-with-sink", lambda: sink_attnlib, ("attnlib's softmax_with_sink", "yourself")),
+    wrong(EX3, "exp-of-minus-sink", lambda: sink_negated, ("exp(-sink)",)),
+    wrong(EX3, "sink-not-exponentiated", lambda: sink_not_exponentiated, ("exponential",)),
     # Exercise 4
     right(EX4, "two-decimals", lambda: 1.88),
     right(EX4, "formula", lambda: (10 / 8**0.5) ** 0.5),
@@ -262,6 +357,11 @@ ANSWERS = [
     wrong(EX4, "the-bound-itself", lambda: 8**0.5, ("gains of 1", "bound")),
     wrong(EX4, "bound-taken-as-one", lambda: 10**0.5, ("sqrt(Dh)",)),
     wrong(EX4, "string", lambda: "1.88", ("number itself", "without quotes")),
+    wrong(EX4, "one-decimal", lambda: 1.9, ("two decimals",), note="rounded too far; the exercise asks two decimals"),
+    wrong(EX4, "truncated-one-decimal", lambda: 1.8, ("two decimals",)),
+    wrong(EX4, "squared", lambda: 10 / 8**0.5 * 10 / 8**0.5, ("square root",)),
+    wrong(EX4, "ten-over-Dh", lambda: 10 / 8, ("10 / Dh",)),
+    wrong(EX4, "inverse", lambda: 1 / 1.8803, ("below 1",)),
     # Exercise 5
     right(EX5, "transpose-reshape", lambda: gate_reshape),
     right(EX5, "gate-in-heads-layout", lambda: gate_on_heads),
@@ -272,4 +372,11 @@ ANSWERS = [
     wrong(EX5, "gate-from-output", lambda: gate_from_output, ("input", "x")),
     wrong(EX5, "merge-without-transpose", lambda: gate_merge_no_transpose, ("transpose", "merge")),
     wrong(EX5, "no-output-projection", lambda: gate_no_projection, ("w_out", "output projection")),
+    wrong(EX5, "softmax-gate", lambda: gate_squashed_by(lambda z: torch.softmax(z, -1)), ("softmax(x @ w_gate)",)),
+    wrong(EX5, "tanh-gate", lambda: gate_squashed_by(torch.tanh), ("tanh(x @ w_gate)",)),
+    wrong(EX5, "silu-gate", lambda: gate_squashed_by(F.silu), ("SiLU(x @ w_gate)",)),
+    wrong(EX5, "one-minus-sigmoid", lambda: gate_squashed_by(lambda z: 1 - torch.sigmoid(z)), ("inverted",)),
+    wrong(EX5, "gate-added", lambda: gate_added, ("added",)),
+    wrong(EX5, "features-dh-major", lambda: gate_dh_major_merge, ("(Dh, H)",)),
+    wrong(EX5, "one-gate-per-head", lambda: gate_per_head, ("one value per head",)),
 ]
