@@ -454,7 +454,8 @@ class Mistake:
     ``hint`` is the sentence printed after "not yet."; ``{got}`` in it is replaced by the learner's
     answer (or output) as :func:`shown` writes it, or ``hint`` is a function ``(got)`` or ``(got,
     args)`` that writes the sentence from it. ``example`` is an answer (or function) that makes this
-    mistake, for the tests, where neither ``answer`` nor ``raises`` gives one.
+    mistake, for the tests, where neither ``answer`` nor ``raises`` gives one. With ``raw=True`` a value
+    exercise's ``when`` sees the answer as given, before it is read (rows written as strings of digits).
     """
 
     hint: str | Callable[..., str]
@@ -463,6 +464,7 @@ class Mistake:
     raises: type[BaseException] | tuple[type[BaseException], ...] | None = None
     match: str = ""
     example: Any = None
+    raw: bool = False
 
     def text(self, got: Any, args: tuple = ()) -> str:
         """The hint for ``got`` (the learner's answer, or output on ``args``)."""
@@ -526,7 +528,8 @@ class Exercise:
     "correct.". A NaN is never right unless ``equal_nan``; a mistake's wrong output may hold NaN where
     the learner's does. ``solution`` is a right answer for the tests where neither ``expected`` nor
     ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) or functions
-    (``"attnlib.masks.causal_mask"``) the learner's function may not call: it is to be written.
+    (``"attnlib.masks.causal_mask"``) the learner's function may not call: it is to be written. With
+    ``exact_dtype`` a function's tensors must also have the reference's dtypes (int64 where int32 has the values).
     """
 
     name: str
@@ -547,6 +550,7 @@ class Exercise:
     reference_in_float64: bool = True
     solution: Any = None
     refuse: tuple[str, ...] = ()
+    exact_dtype: bool = False
 
     def __call__(self, *answers: Any) -> None:
         verdict = self.judge(*answers)
@@ -617,6 +621,9 @@ class Exercise:
     def _judge_value(self, answer: Any) -> Verdict:
         expected = self.expected_value()
         atol, rtol = (decimals_tolerance(self.decimals), 0.0) if self.decimals is not None else (self.atol, self.rtol)
+        for mistake in self.table():
+            if mistake.raw and _safely(mistake.when, answer):
+                return Verdict("not yet", mistake.text(answer), mistake)
         strings = [answer] if not isinstance(answer, dict) else list(answer.values())
         for value in strings:
             if not isinstance(expected, str) and (hint := number_in_string(value)) is not None:
@@ -674,7 +681,8 @@ class Exercise:
             if isinstance(expected, torch.Tensor) and isinstance(got, (tuple, list)):
                 return Verdict("not yet", f"Your function returns a {type(got).__name__} of {len(got)} items; this "
                                           "exercise asks for one tensor.")
-            if same(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=self.equal_nan):
+            if same(got, expected, atol=self.atol, rtol=self.rtol, dtype=dtype, equal_nan=self.equal_nan) and not (
+                    self.exact_dtype and _dtypes(got) != _dtypes(expected)):
                 if probe.loss is not None and (hint := _gradient_hint(
                         function, self.reference, probe, where, atol=self.atol, rtol=self.rtol, dtype=dtype)):
                     return Verdict("not yet", hint)
@@ -694,7 +702,7 @@ class Exercise:
                   rtol: float) -> Verdict | None:
         """The first mistake that recognises ``got`` (a value, or the output on the probe ``args``), else None."""
         for mistake in mistakes:
-            if mistake.raises is not None:
+            if mistake.raises is not None or mistake.raw:
                 continue
             try:
                 if mistake.when is not None:
@@ -865,6 +873,10 @@ def _input_dtype(args: tuple) -> torch.dtype | None:
 
 def _in_float64(args: tuple) -> tuple:
     return tuple(a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+
+
+def _dtypes(x: Any) -> list[torch.dtype]:
+    return [t.dtype for t in (x if isinstance(x, (tuple, list)) else (x,)) if isinstance(t, torch.Tensor)]
 
 
 def _floating_results(got: Any) -> list[torch.Tensor]:

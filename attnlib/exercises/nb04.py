@@ -7,7 +7,7 @@ import re
 
 import torch
 
-from . import Exercise, Mistake, Probe, Verdict, variant
+from . import Exercise, Mistake, Probe, variant
 
 __all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
@@ -29,17 +29,14 @@ def _as_01(answer):
     return _rows(t) if ok else None
 
 
-class _Rows(Exercise):
-    """Rows of 0/1 values: a row written as a string of digits ('1010') is told to be written as four values (the
-    framework's own reading would take it for a number and say to write that number without quotes)."""
-
-    def _judge_value(self, answer):
+def _digit_rows(example) -> Mistake:
+    """Rows written as strings of digits ('1010'), seen before the answer is read as numbers."""
+    def digits(answer) -> bool:
         rows = answer.values() if isinstance(answer, dict) else answer if isinstance(answer, (list, tuple)) \
             else [answer]
-        if any(isinstance(row, str) and row.strip() and set(row) <= set("01 ,") for row in rows):
-            return Verdict("not yet", "You wrote rows as strings of digits: write each row as four 0/1 values, one "
-                                      "per key t0..t3, in a list without quotes, such as [1, 0, 1, 0].")
-        return super()._judge_value(answer)
+        return any(isinstance(row, str) and row.strip() and set(row) <= set("01 ,") for row in rows)
+    return Mistake("You wrote rows as strings of digits: write each row as four 0/1 values, one per key t0..t3, in a "
+                   "list without quotes, such as [1, 0, 1, 0].", raw=True, when=digits, example=example)
 
 
 def _tril(t: int, diagonal: int = 0) -> torch.Tensor:
@@ -64,12 +61,13 @@ def _first_cell(got, expected, args) -> str:
             "Both must hold for a 1.")
 
 
-check_sequence1_mask = _Rows(
+check_sequence1_mask = Exercise(
     "Exercise 1", expected=_rows(_tril(4) & SEQ1_PAD), read=_as_01,
     unreadable="Write four rows of 0 and 1 (row = query, column = key), such as [[1, 1, 1, 1], ...]; got {got}.",
     correct="The causal triangle with the padded key columns t2 and t3 cut away; the padded queries keep t0 and t1.",
     diagnose=_first_cell,
     mistakes=[
+        _digit_rows(["1000", "1100", "1100", "1100"]),
         Mistake("You combined with |: your mask lets query t0 see t1, its future, and query t3 see the pads. With "
                 "True = may attend a key must pass both masks: &.", answer=_rows(_tril(4) | SEQ1_PAD)),
         Mistake("Your queries t2 and t3 see key t2: the causal triangle alone, sequence 0's pattern. Sequence 1's "
@@ -99,7 +97,7 @@ def _heads(head0, head1):
     return {"my_head0": head0, "my_head1": head1}
 
 
-check_head_broadcast = _Rows(
+check_head_broadcast = Exercise(
     "Exercise 2", expected=HEADS, answers=tuple(HEADS), read=_as_row,
     unreadable="Write each head's row as four 0/1 values, key t0 to t3, such as [1, 0, 1, 0]; got {got}.",
     correct="The (B, 1, Tk) mask lines up with (H, Tq, Tk): head h gets sequence h's padding, in every sequence. It "
@@ -107,6 +105,7 @@ check_head_broadcast = _Rows(
     diagnose=lambda got, expected, args: "Line the shapes up from the right, (2, 1, 4) under (2, 2, 4, 4), and "
                                          "follow which row of the mask reaches each head.",
     mistakes=[
+        _digit_rows({"my_head0": "1111", "my_head1": "1100"}),
         Mistake("Both your heads get sequence 0's own padding, as a (B, 1, 1, Tk) mask would give. But this mask is "
                 "(B, 1, Tk): line the shapes up from the right, (2, 1, 4) under (2, 2, 4, 4). Which axis of the "
                 "scores does the mask's sequence axis meet?", answer=_heads([1, 1, 1, 1], [1, 1, 1, 1])),

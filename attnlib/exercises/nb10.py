@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from . import Exercise, Mistake, Probe, Verdict, as_number, near, variant
+from . import Exercise, Mistake, Probe, as_number, near, variant
 
 __all__ = ["check_ablation_loss", "check_even_spread_score", "check_induction_targets", "check_repeated_batch",
            "check_untrained_loss"]
@@ -235,18 +235,8 @@ INT64 = Mistake(lambda got: f"Your targets are right but {str(got.dtype).removep
                 example=lambda x: _targets(x).int())
 
 
-class _Int64(Exercise):
-    """The framework compares integer results by value, so an int32 result passes its probes: here it must be int64."""
-
-    def _judge_function(self, function):
-        verdict = super()._judge_function(function)
-        got = function(self.probe_list()[0].args[0].clone()) if verdict.verdict == "correct" else None
-        wrong = isinstance(got, torch.Tensor) and got.dtype != torch.long  # a list or an int64 array passes
-        return Verdict("not yet", INT64.text(got), INT64) if wrong else verdict
-
-
-check_induction_targets = _Int64(
-    "Exercise 4", reference=_targets, probes=_target_probes,
+check_induction_targets = Exercise(
+    "Exercise 4", reference=_targets, probes=_target_probes, exact_dtype=True,
     correct="Each query points at the token after the latest earlier copy of its own token: the key an induction "
             "head attends to, and the token it predicts next.",
     mistakes=[
