@@ -846,7 +846,7 @@ def watched(*tensors: torch.Tensor, forbid: Callable[[torch.Tensor], str] | None
     functions named ``functions`` (torch's SDPA by default; "softmax" refuses torch.softmax, F.softmax and
     Tensor.softmax), inside code of the modules ``refuse`` (attnlib's attention by default), and on any result
     ``forbid(result)`` names (a non-empty reason); every other operation works as usual."""
-    kind = type("Watched", (_Watched,), {"forbid": staticmethod(forbid or _Watched.forbid), "refuse": refuse,
+    kind = type("Tensor", (_Watched,), {"forbid": staticmethod(forbid or _Watched.forbid), "refuse": refuse,
                                          "functions": functions})
     return tuple(t.as_subclass(kind) for t in tensors)
 
