@@ -68,6 +68,9 @@ check_sequence1_mask = Exercise(
     diagnose=_first_cell,
     mistakes=[
         _digit_rows(["1000", "1100", "1100", "1100"]),
+        Mistake("You passed a computed mask (a bool tensor, or a row of another tensor): this exercise asks you to "
+                "predict it. Write the rows yourself, as 0 and 1.", raw=True, example=(_tril(4) & SEQ1_PAD)[None][0],
+                when=lambda a: isinstance(a, torch.Tensor) and (a._base is not None or a.dtype == torch.bool)),
         Mistake("You combined with |: your mask lets query t0 see t1, its future, and query t3 see the pads. With "
                 "True = may attend a key must pass both masks: &.", answer=_rows(_tril(4) | SEQ1_PAD)),
         Mistake("Your queries t2 and t3 see key t2: the causal triangle alone, sequence 0's pattern. Sequence 1's "
@@ -76,6 +79,10 @@ check_sequence1_mask = Exercise(
                 "query t0 may not see t1.", answer=_rows(SEQ1_PAD.expand(4, 4))),
         Mistake("Your rows for t2 and t3 are empty: you hid the padded queries. Padding hides keys, not queries; "
                 "the loss mask drops a padded query's output.", answer=_rows(_tril(4) & SEQ1_PAD & SEQ1_PAD[:, None])),
+        Mistake("Your rows read like columns: row = query, column = key (query t0 sees key t0 only).",
+                answer=_rows((_tril(4) & SEQ1_PAD).T)),
+        Mistake("Your triangle is above the diagonal, the future: query t0 would see t1. A query sees itself and its "
+                "past.", answer=_rows(_tril(4).T & SEQ1_PAD)),
         Mistake("Your matrix is the exact opposite: 1 where a query may NOT attend. That is nn.MultiheadAttention's "
                 "polarity (True = blocked); here 1 = may attend.", answer=_rows(~(_tril(4) & SEQ1_PAD))),
     ])
@@ -168,6 +175,8 @@ def _causal_size(err, args) -> int | None:
     return (sizes - {t}).pop() if t in sizes and len(sizes) == 2 else None
 
 
+SIZE_FROM_INPUT = ("its size must follow each input (not a notebook variable, nor the batch axis). Read T from "
+                   "attention_mask's key axis.")
 FLOAT_LOGIC = ("Your function applied & or ~ to a float mask (torch.ones and tril give floats), and torch refuses "
                "that: build the masks as booleans, with dtype=torch.bool, .bool() or a comparison.")
 
@@ -182,8 +191,7 @@ check_decoder_mask = Exercise(
         Mistake(FLOAT_LOGIC, raises=(RuntimeError, TypeError), match="Float|Boolean",
                 example=lambda am: (am == 1)[:, None, None, :] & torch.ones(am.shape[-1], am.shape[-1]).tril()),
         Mistake(lambda err, args: f"Your causal part is ({_causal_size(err, args)}, {_causal_size(err, args)}) on "
-                f"an input of T = {args[0].shape[-1]}: its size must follow each input (not a notebook variable, "
-                "nor the batch axis). Read T from attention_mask's key axis.", raises=RuntimeError,
+                f"an input of T = {args[0].shape[-1]}: {SIZE_FROM_INPUT}", raises=RuntimeError,
                 match="dimension [23]", when=lambda err, args: _causal_size(err, args) is not None,
                 example=lambda am: (am == 1)[:, None, None, :] & _tril(4)),
         Mistake("Your (B, Tk) mask met the (Tq, Tk) causal mask without its head and query axes: broadcasting "
@@ -203,6 +211,11 @@ check_decoder_mask = Exercise(
                 "(True = blocked). Here True = may attend.", answer=lambda am: ~decoder(am)),
         Mistake("You combined with |: a key passes when either mask allows it, so the future and the padding leak "
                 "in. It must pass both: &.", answer=variant(decoder, join="|")),
+        Mistake(lambda got: f"Your mask has a batch of {got.shape[0]} whatever attention_mask holds (the notebook's "
+                "pad?): build it from the argument.", example=lambda am: decoder(torch.tensor([[1, 1, 1, 1]] * 2)),
+                when=lambda got, args: got.shape[0] != len(args[0]) and got.shape[1:] == (1, *args[0].shape[1:] * 2)),
+        Mistake("Your batch axis comes second, (1, B, T, T): the head axis goes after the batch axis.",
+                answer=lambda am: decoder(am).transpose(0, 1)),
         Mistake("Your mask is (B, Tq, Tk): against (B, H, Tq, Tk) scores its B axis would line up with the heads. "
                 "Keep a singleton head axis: (B, 1, Tq, Tk).", answer=lambda am: decoder(am)[:, 0]),
         Mistake("Your mask is the causal triangle alone: & it with the key mask of the real tokens.",
@@ -215,6 +228,8 @@ check_decoder_mask = Exercise(
                 "below the diagonal.", answer=lambda am: (am == 1)[:, None, None, :] & _causal(am).T),
         Mistake("Your query i may not attend to itself: the diagonal belongs in the mask (key j <= query i).",
                 answer=variant(decoder, diagonal=-1)),
+        Mistake("Your causal part is True above the diagonal and False on it: the future is allowed and the query "
+                "itself hidden. True = may attend.", answer=lambda am: (am == 1)[:, None, None, :] & ~_causal(am)),
     ])
 
 
@@ -241,6 +256,9 @@ check_torch_masks = Exercise(
                                               if m.dtype != torch.bool)),
                 when=lambda got: any(m.dtype != torch.bool for m in got),
                 example=lambda am: (1 - am, ~_causal(am))),
+        Mistake(lambda got, args: f"Your attn_mask is {tuple(got[1].shape)} on an input of T = {args[0].shape[-1]}: "
+                + SIZE_FROM_INPUT, when=lambda got, args: got[1].dim() == 2 and got[1].shape[0] == got[1].shape[1]
+                != args[0].shape[-1], example=lambda am: (am == 0, ~_tril(4))),
         Mistake("Your key_padding_mask must be (B, Tk): the module adds the head and query axes itself.",
                 when=lambda got, args: got[0].dim() != 2 and got[0].numel() == args[0].numel(),
                 example=lambda am: ((am == 0)[:, None, None, :], ~_causal(am))),
@@ -252,6 +270,8 @@ check_torch_masks = Exercise(
                 "shows the padding. True must mark the padding.", answer=lambda am: (am == 1, ~_causal(am))),
         Mistake("Your attn_mask blocks the diagonal too: a query may attend to itself (key j <= query i), and query "
                 "0 would be left with no key at all.", answer=lambda am: (am == 0, ~_causal(am, -1))),
+        Mistake("Your attn_mask leaves the next key, j = i + 1, unblocked: a query's first future key must be blocked "
+                "too.", answer=lambda am: (am == 0, ~_causal(am, 1))),
         Mistake("Your key_padding_mask blocks the last positions (from the number of 1s): right padding only. A "
                 "tokenizer may pad on the left: take the padding from attention_mask itself.",
                 answer=lambda am: (torch.arange(am.shape[-1]) >= am.sum(-1, keepdim=True), ~_causal(am))),
@@ -303,14 +323,21 @@ check_safe_masked_softmax = Exercise(
     "Exercise 5", reference=safe_softmax, probes=_softmax_probes, refuse=("attnlib.attention", "attnlib.masks"),
     correct="Masked keys get exactly 0, a query with no key a zero row, and the gradient stays finite.",
     mistakes=[
+        Mistake("In float16 your rows for the queries with no key are NaN, though float32 gives zeros: a constant of "
+                "yours does not survive float16. A floor such as 1e-12 rounds to 0 there (0/0), a fill such as -1e9 to "
+                "-inf. Take such constants from the scores' dtype (torch.finfo), or zero those rows explicitly.",
+                when=lambda got, args: args[0].dtype == torch.float16 and bool(got.isnan().any()),
+                example=lambda s, m: (e := (s.masked_fill(~m, float("-inf")) - s.amax(-1, keepdim=True)).exp())
+                / e.sum(-1, keepdim=True).clamp_min(1e-12)),
         Mistake("Your rows for queries 0 and 1, which have no key they may attend to, are NaN: with every key masked "
                 "the weights come out as 0/0 (the softmax of a row of -inf, or a division by a row sum of 0). Keep "
                 f"the masking, {ZERO_ROWS}.", answer=variant(safe_softmax, guard=False)),
         Mistake("Your rows for the queries with no key put 1/Tk on every key, padding and future included: a finite "
                 f"fill such as -1e9 or finfo.min makes them uniform. Fill with float('-inf'), {ZERO_ROWS}.",
                 answer=variant(safe_softmax, fill=-1e9, guard=False)),
-        Mistake("Your function fails on float16 scores: -1e9 does not fit in float16 (its largest value is 65504), "
-                f"so masked_fill refuses it. Fill with float('-inf'), which every float dtype holds, {ZERO_ROWS}.",
+        Mistake("Your function fails on float16 scores: your fill does not fit in float16 (its largest value is "
+                "65504; -1e9 and float32's finfo.min are far beyond), so masked_fill refuses it. Take the fill from "
+                f"the scores' own dtype, or use float('-inf'), which every float dtype holds; {ZERO_ROWS}.",
                 raises=RuntimeError, when=lambda err, args: args[0].dtype == torch.float16,
                 example=variant(safe_softmax, fill=-1e9)),
         Mistake("A masked key's large score changed the allowed keys' weights: your shift, the row's maximum, runs "

@@ -22,13 +22,18 @@ check_weights_memory = Exercise(
     mistakes=[
         Mistake("{got} MiB counts numbers, not bytes: each float32 takes 4 bytes.", answer=BYTES / 4 / 2**20),
         Mistake("{got} MiB is one head's (T, T) weights: each head has its own.", answer=BYTES / 8 / 2**20),
-        Mistake("{got} MiB counts 8 bytes per number, float64's; float32 takes 4.", answer=BYTES * 2 / 2**20),
+        Mistake("{got} MiB is twice the answer: 8 bytes a number (float64's), or two T x T tensors (scores and "
+                "weights). The question asks for one float32 weights tensor.", answer=BYTES * 2 / 2**20),
         Mistake("{got} MiB counts 2 bytes per number, float16's; float32 takes 4.", answer=BYTES / 2 / 2**20),
         Mistake("{got} is in bits: the question asks MiB of bytes, 8 bits each.", answer=BYTES * 8 / 2**20),
         Mistake("{got} is the number of bytes: a MiB is 2**20 = 1048576 bytes.", answer=float(BYTES)),
-        Mistake("{got} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes.", answer=BYTES / 1e6),
+        Mistake(lambda got: f"{got:.6g} is in MB of 10**6 bytes: a MiB is 2**20 = 1048576 bytes.", answer=BYTES / 1e6),
         Mistake("{got} is in GiB: the question asks MiB, and a GiB is 1024 MiB.", answer=BYTES / 2**30),
         Mistake("{got} is in KiB: the question asks MiB, and a MiB is 1024 KiB.", answer=BYTES / 2**10),
+        Mistake("{got} MiB counts T numbers per head: the weights are T x T per head.", answer=8 * 8192 * 4 / 2**20),
+        Mistake("Write the number alone, without its unit and without quotes: weights_mib is already in MiB.",
+                raw=True, example="2048 MiB",
+                when=lambda a: isinstance(a, str) and bool(re.fullmatch(r"\s*[\d.e+]+\s*[A-Za-z]+\s*", a))),
         Mistake("{got} MiB is the size of Q (B, H, T, Dh) with Dh = 64, which grows like T: the weights are "
                 "(B, H, T, T), their last axis T, not Dh.", answer=8 * 8192 * 64 * 4 / 2**20),
         Mistake("{got} is close, but rounded: the count comes out as a whole number of MiB, nothing to round. Count "
@@ -69,6 +74,10 @@ check_online_update = Exercise(
     mistakes=[
         Mistake("Your function returns one value: return two values, (m_new, s_new), as the exercise asks.",
                 when=lambda got: isinstance(got, torch.Tensor), example=lambda *a: online_update(*a)[1]),
+        Mistake("On the first score (m = -inf, s = 0) your s_new is NaN: a term exp(x - m) is inf there, and inf times "
+                "the factor exp(m - m_new) = 0 is NaN. Shift every term by m_new, never by the old m.",
+                when=lambda got, args: math.isinf(args[0]) and math.isnan(as_number(got[1])),
+                example=lambda m, s, x: (m_new := torch.maximum(m, x), (s + torch.exp(x - m)) * torch.exp(m - m_new))),
         Mistake("When a larger score arrives (m = 1, x = 3) your s_new adds to s as it was, but s holds exp(score - 1) "
                 "and the new terms exp(score - 3): rescale the old s first.", answer=variant(online_update, rescale=0)),
         Mistake("Your rescaling points the wrong way: the old terms exp(score - m) must shrink to exp(score - m_new), "
@@ -80,6 +89,11 @@ check_online_update = Exercise(
                 "shifted by the same, new maximum.", answer=variant(online_update, shift="old")),
         Mistake("Your m_new is x itself: when the new score is smaller than the running maximum (m = 3, x = 2) the "
                 "maximum stays m.", answer=lambda m, s, x: (x, s * torch.exp(m - x) + 1.0)),
+        Mistake("Your s_new is the log of the running sum: s is the sum of the terms exp(score - m) itself, no log.",
+                answer=lambda *a: (online_update(*a)[0], online_update(*a)[1].log())),
+        Mistake("You return the new score's weight, its term over the sum: s_new is the running sum itself.",
+                answer=lambda m, s, x: (online_update(m, s, x)[0], torch.exp(x - torch.maximum(m, x))
+                                        / online_update(m, s, x)[1])),
         Mistake("You return (s_new, m_new): the maximum comes first.", answer=lambda *a: online_update(*a)[::-1]),
         Mistake("Your m_new is the smaller of m and x: the running maximum keeps the larger, so that every term "
                 "exp(score - m_new) stays at most 1.", answer=variant(online_update, keep=torch.minimum)),
@@ -95,11 +109,16 @@ check_online_update = Exercise(
 
 # --- Exercise 3: the blockwise loop, blockwise_attention(query, key, value, block_size) ----------------------
 def _no_whole_matrix(block_size: int, *tensors: torch.Tensor) -> tuple:
-    """Probe arguments whose (Tq, Tk) matrix may not be built (when Tk > block_size): Tq, Tk, Dh, Ev all differ."""
-    whole = (tensors[0].shape[-2], tensors[1].shape[-2])
-    shapes = (whole, whole[::-1]) if whole[1] > block_size else ()  # one block holds every key: nothing to forbid
-    return (*watched(*tensors, forbid=lambda t: "the whole matrix of scores" if tuple(t.shape[-2:]) in shapes else ""),
-            block_size)
+    """Probe arguments whose (Tq, Tk) matrix may not be built (when Tk > block_size), nor a block of queries against
+    every key, (rows, Tk) with rows neither Dh nor Ev (k.mT, v.mT): Tq, Tk, Dh, Ev all differ."""
+    (tq, dh), tk, ev = tensors[0].shape[-2:], tensors[1].shape[-2], tensors[2].shape[-1]
+
+    def forbid(t):
+        shape = tuple(t.shape[-2:]) if tk > block_size else ()  # one block holds every key: nothing to forbid
+        return "the whole matrix of scores" if shape in ((tq, tk), (tk, tq)) else \
+            "a block of queries against every key" if len(shape) == 2 and shape[1] == tk and shape[0] not in (dh, ev) \
+            else ""
+    return (*watched(*tensors, forbid=forbid), block_size)
 
 
 def blockwise(query, key, value, block_size, *, rescale=("s", "acc"), sign=1, raw_exp=False, keep_max=True,
@@ -130,7 +149,7 @@ def _blockwise_probes() -> list[Probe]:
     row = torch.tensor([[1.0], [3.0], [2.0], [5.0], [0.5]], dtype=torch.float64)  # section 2's row, as keys (Dh = 1)
     values = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 0, 1], [0, 3, 1]], dtype=torch.float64)
     big = torch.tensor([[10.0], [120.0], [20.0], [5.0], [100.0], [30.0], [7.0]])  # float32 scores up to 120
-    return [Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5]], dtype=torch.float64), row, values),
+    return [Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5], [-1.0], [2.0]], dtype=torch.float64), row, values),
                   "section 2's row [1, 3, 2, 5, 0.5] in blocks of 2 (the maximum rises in block 2)"),
             Probe(_no_whole_matrix(2, torch.tensor([[1.0], [0.5], [-1.0]]), big, torch.randn(7, 2, generator=g)),
                   "scores up to 120 in float32, blocks of 2"),
@@ -146,6 +165,14 @@ check_blockwise_attention = Exercise(
     "Exercise 3", reference=_reference, probes=_blockwise_probes, solution=blockwise,
     correct="s and acc rescaled by the same exp(m - m_new) at every block: exact attention, one tile at a time.",
     mistakes=[
+        Mistake("On (B, H, T, D) inputs your tiles hold every key: your slice cuts the first axis (key[start:stop]), "
+                "the key axis only for 2-D inputs. Blocks run along the key axis, -2, whatever the leading axes.",
+                raises=Refused, match="whole", when=lambda err, args: args[1].dim() > 2,
+                example=lambda q, k, v, b: blockwise(q, k, v, b) if q.dim() == 2 else q @ k.mT),
+        Mistake("Your tiles span every key (a block of queries against all keys): block the keys instead, and keep "
+                "the running m, s and acc of each query across the blocks.", raises=Refused, match="every key",
+                example=lambda q, k, v, b: torch.cat([torch.softmax(q[..., i:i + b, :] @ k.mT, -1) @ v
+                                                      for i in range(0, q.shape[-2], b)], -2)),
         Mistake("Your function builds the whole (Tq, Tk) matrix of scores, or calls a function that does: the exercise "
                 "is to never store it. Loop over blocks of keys, one (Tq, block) tile at a time.", raises=Refused,
                 match="whole", example=lambda q, k, v, b: torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), -1) @ v),
@@ -181,11 +208,24 @@ check_blockwise_attention = Exercise(
                 "axes. Count from the end: the keys are axis -2 (key.shape[-2], key[..., start:stop, :]).",
                 raises=IndexError, example=lambda q, k, v, b: blockwise(q, k[:, :, :], v, b)),  # fails below 3 axes
         Mistake("You return acc itself: divide by s, the sum of the weights.", answer=variant(blockwise, divide=False)),
+        Mistake("You normalise each block on its own (a softmax per block) and then combine the blocks: keep the "
+                "unnormalised s and acc across the blocks and divide once, at the end.",
+                answer=lambda q, k, v, b: torch.stack([torch.softmax(q @ k[..., i:i + b, :].mT / math.sqrt(
+                    q.shape[-1]), -1) @ v[..., i:i + b, :] for i in range(0, k.shape[-2], b)]).mean(0)),
+        Mistake("Your maximum runs over the queries (dim=-2), one per key: take one per query, over the tile's keys.",
+                raises=RuntimeError, match="size of tensor", example=variant(blockwise, tile_max=lambda t: t.amax(
+                    dim=-2, keepdim=True)), when=lambda err, args: {int(n) for n in re.findall(r"\((\d+)\)", str(err))}
+                == {args[3], args[2].shape[-1]}),  # the block against Ev
+        Mistake("Your value block keeps every key: its slice runs along value's last axis (Ev). Blocks run along the "
+                "key axis, -2, for value as for key.", raises=RuntimeError, match="cannot be multiplied",
+                when=lambda err, args: re.search(r"and (\d+)x", str(err))[1] == str(args[2].shape[-2]),
+                example=lambda q, k, v, b: torch.exp(q @ k[..., :b, :].mT) @ v[..., :b]),
         Mistake("Your tile maximum has lost its last axis (amax without keepdim=True): (..., Tq) against m's (..., Tq, "
-                "1) broadcasts to (..., Tq, Tq), which acc cannot take. Keep that axis, as m and s have it.",
+                "1) broadcasts to (..., Tq, Tq), which the tile and acc cannot take. Keep that axis, as m and s have "
+                "it.",
                 raises=RuntimeError, match="size of tensor", example=variant(blockwise, tile_max=lambda t: t.amax(-1)),
                 when=lambda err, args: {int(n) for n in re.findall(r"\((\d+)\)", str(err))}
-                == {args[0].shape[-2], args[2].shape[-1]}),  # Tq against Ev
+                in ({args[0].shape[-2], args[2].shape[-1]}, {args[0].shape[-2], args[3]})),  # Tq against Ev or block
     ])
 
 
@@ -222,6 +262,14 @@ check_cache_causal_mask = Exercise(
                 example=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).float()),
         Mistake("Your mask is (kv_len, q_len): rows are the queries, so it is (q_len, kv_len).",
                 answer=lambda q_len, kv_len: cache_causal_mask(q_len, kv_len).T),
+        Mistake("Your triangle points the wrong way: a new query sees the keys after its own token and not the ones "
+                "before. Query i sees the keys on and below the shifted diagonal.",
+                answer=lambda q_len, kv_len: torch.ones(q_len, kv_len, dtype=torch.bool).triu(kv_len - q_len)),
+        Mistake("Your new queries do not see the cached tokens: a new token comes after every cached one and sees "
+                "all of them.", answer=lambda q_len, kv_len: torch.cat([torch.zeros(q_len, kv_len - q_len),
+                                                                         torch.ones(q_len, q_len).tril()], 1).bool()),
+        Mistake("Your diagonal is shifted by q_len: the cached tokens number kv_len - q_len.",
+                answer=lambda q_len, kv_len: torch.ones(q_len, kv_len).tril(q_len).bool()),
         Mistake("Your diagonal is shifted left, by q_len - kv_len: the new queries come after the cached tokens and "
                 "see every one of them, so the shift goes the other way.", answer=variant(cache_causal_mask, sign=-1)),
         Mistake("Your mask lets every new query see every key, also the new tokens after its own: only a single "
@@ -288,6 +336,8 @@ check_grouped_attention = Exercise(
         Mistake("You did not divide the scores by sqrt(Dh), the width of q and k.", answer=variant(gqa, power=0)),
         Mistake("You divided the scores by Dh itself: the scale is sqrt(Dh), which keeps their variance near 1 "
                 "whatever the width.", answer=variant(gqa, power=1)),
+        Mistake("You scale by sqrt(Tk), the number of keys (k.shape[2]), not by sqrt(Dh), the width of q and k.",
+                answer=lambda q, k, v: gqa(q, k, v, width=k.shape[2])),
         Mistake("Your scale is sqrt(64) whatever the probe's Dh, the notebook's own Dh: read the width from q's "
                 "shape.", answer=variant(gqa, width=64)),
         Mistake("Your scores are masked, a causal mask by habit: this exercise has no mask, every query sees every "
@@ -297,6 +347,10 @@ check_grouped_attention = Exercise(
         Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: merge the group axes back, (B, Hkv, g, Tq, "
                 "Dh) -> (B, Hq, Tq, Dh).", when=lambda got: got.dim() == 5,
                 example=lambda q, k, v: gqa(q, k, v).reshape(q.shape[0], k.shape[1], -1, *q.shape[2:])),
+        Mistake("q has Hq heads and k has Hkv: their head axes do not line up. Give the query heads a group axis "
+                "first, so that each key/value head meets its group by broadcasting.", raises=RuntimeError,
+                match="size of tensor a", when=lambda err, args: {int(n) for n in re.findall(r"\((\d+)\)", str(err))}
+                == {args[0].shape[1], args[1].shape[1]}, example=lambda q, k, v: torch.softmax(q @ k.mT, -1) @ v),
         Mistake("A reshape asked for a shape that does not hold q's values: read Hkv from k.shape[1] and the group "
                 "size g = Hq // Hkv from the shapes, not from the notebook's numbers.", raises=RuntimeError,
                 match="invalid for input of size",  # the example's groups of 3: right on the first probe only

@@ -363,15 +363,63 @@ def sms_any_without_keepdim(scores, mask):  # L1 #457: the guard lines up with t
     return s.softmax(-1) * mask * mask.any(-1)
 
 
+# Answers of learner population L7 (notes/learners/L7): each a case its report flagged
+PAD = torch.tensor([[True] * 4, [True, True, False, False]])  # the notebook's pad (B = 2, T = 4)
+COMBINED = PAD[:, None, :] & torch.ones(4, 4, dtype=torch.bool).tril()  # the cell above Exercise 1
+
+
+def dm_notebook_pad(attention_mask):  # L7 #63: the notebook's pad, not the argument
+    T = attention_mask.shape[1]
+    return PAD[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def dm_batch_second(attention_mask):  # L7 #65: (1, B, T, T)
+    T = attention_mask.shape[1]
+    return ((attention_mask == 1)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril())[None]
+
+
+def dm_causal_inverted(attention_mask):  # L7 #236: True above the diagonal
+    T = attention_mask.shape[1]
+    return (attention_mask == 1)[:, None, None, :] & (torch.ones(T, T).tril() == 0)
+
+
+def tm_t_from_batch_axis(attention_mask):  # L7 #85
+    T = attention_mask.shape[0]
+    return attention_mask == 0, torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def tm_hard_coded_t(attention_mask):  # L7 #86: the running example's T = 4
+    return attention_mask == 0, torch.ones(4, 4, dtype=torch.bool).triu(1)
+
+
+def tm_next_key_unblocked(attention_mask):  # L7 #89: query i sees key i + 1
+    T = attention_mask.shape[1]
+    return attention_mask == 0, torch.ones(T, T, dtype=torch.bool).triu(2)
+
+
+def sms_float32_min(scores, mask):  # L7 #103: float32's min does not fit in float16
+    w = scores.masked_fill(~mask, torch.finfo(torch.float32).min).softmax(dim=-1)
+    return w.masked_fill(~mask, 0.0)
+
+
+def sms_floor_1e_12(scores, mask):  # L7 #232: 1e-12 is 0 in float16, so the empty rows are 0/0 there
+    s = scores.masked_fill(~mask, float("-inf"))
+    m = s.amax(-1, keepdim=True).nan_to_num(0.0, neginf=0.0)
+    e = torch.exp(s - m)
+    return e / e.sum(-1, keepdim=True).clamp_min(1e-12)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "list-of-lists", lambda: SEQ1),
-    right(EX1, "bool-tensor", lambda: torch.tensor(SEQ1, dtype=torch.bool)),
+    wrong(EX1, "bool-tensor", lambda: torch.tensor(SEQ1, dtype=torch.bool), ("predict",),
+          note="a bool tensor is taken for a computed mask (L7 #252): a prediction is written as 0 and 1"),
     right(EX1, "int-tensor", lambda: torch.tensor(SEQ1)),
     right(EX1, "numpy-array", lambda: np.array(SEQ1)),
     right(EX1, "tuple-of-tuples", lambda: tuple(tuple(row) for row in SEQ1)),
     right(EX1, "bools", lambda: [[bool(x) for x in row] for row in SEQ1]),
-    right(EX1, "computed", lambda: torch.ones(4, 4, dtype=torch.bool).tril() & (torch.arange(4) < 2)),
+    wrong(EX1, "computed", lambda: torch.ones(4, 4, dtype=torch.bool).tril() & (torch.arange(4) < 2), ("predict",),
+          note="a predict exercise: a mask computed with torch is refused since L7 #252"),
     wrong(EX1, "polarity-flipped", lambda: [[1 - x for x in row] for row in SEQ1], ("True", "1 =", "may attend")),
     wrong(EX1, "padded-queries-hidden", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
           ("quer", "row", "key")),
@@ -475,4 +523,17 @@ ANSWERS = [
     wrong(EX5, "max-over-masked-keys", lambda: sms_max_over_masked_keys, ("maximum over the allowed keys",)),
     wrong(EX5, "any-without-keepdim", lambda: sms_any_without_keepdim, ("keepdim",)),
     right(EX5, "manual-exp-masked-first", lambda: sms_manual_masked_first),
+    # Learner population L7 (report_L7.md, section 04)
+    wrong(EX1, "combined-row", lambda: COMBINED[1], ("predict",), note="L7 #252: the cell above computes combined"),
+    wrong(EX1, "transposed", lambda: [[1, 1, 1, 1], [0, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], ("row = query",),
+          note="L7 #13"),
+    right(EX1, "int-tensor-by-hand", lambda: torch.tensor(SEQ1, dtype=torch.int64), note="L7 #3"),
+    wrong(EX3, "notebook-pad", lambda: dm_notebook_pad, ("argument",), note="L7 #63"),
+    wrong(EX3, "batch-axis-second", lambda: dm_batch_second, ("(1, B, T, T)",), note="L7 #65"),
+    wrong(EX3, "causal-part-inverted", lambda: dm_causal_inverted, ("above the diagonal",), note="L7 #236"),
+    wrong(EX4, "T-from-batch-axis", lambda: tm_t_from_batch_axis, ("key axis",), note="L7 #85"),
+    wrong(EX4, "hard-coded-T", lambda: tm_hard_coded_t, ("key axis",), note="L7 #86"),
+    wrong(EX4, "next-key-unblocked", lambda: tm_next_key_unblocked, ("j = i + 1",), note="L7 #89"),
+    wrong(EX5, "float32-min-in-float16", lambda: sms_float32_min, ("fill", "finfo.min"), note="L7 #103"),
+    wrong(EX5, "floor-1e-12-in-float16", lambda: sms_floor_1e_12, ("1e-12",), note="L7 #232"),
 ]

@@ -97,6 +97,21 @@ def ou_no_running_max(m, s, x):  # no maximum at all: a plain running sum of exp
     return m, s + torch.exp(x)
 
 
+def ou_log_sum(m, s, x):  # L7 #157: the log of the running sum
+    m_new = torch.maximum(m, x)
+    return m_new, torch.log(s * torch.exp(m - m_new) + torch.exp(x - m_new))
+
+
+def ou_weight(m, s, x):  # L7 #158: the new score's weight, not the sum
+    m_new = torch.maximum(m, x)
+    return m_new, torch.exp(x - m_new) / (s * torch.exp(m - m_new) + torch.exp(x - m_new))
+
+
+def ou_shift_by_old_max_then_rescale(m, s, x):  # L7 #239: exact algebra, but NaN on the first score
+    m_new = torch.maximum(m, x)
+    return m_new, (s + torch.exp(x - m)) * torch.exp(m - m_new)
+
+
 def ou_only_s(m, s, x):  # returns the sum alone
     m_new = torch.maximum(m, x)
     return s * torch.exp(m - m_new) + torch.exp(x - m_new)
@@ -186,17 +201,21 @@ def bw_key_by_key(query, key, value, block_size):  # ignores block_size: one key
 
 
 def _loop(query, key, value, block_size, *, acc_rescaled=True, s_rescaled=True, running=True, keep=True,
-          use_query=False, drop_last=False, twice=False, over_queries=False, keepdim=True):
+          use_query=False, drop_last=False, twice=False, over_queries=False, keepdim=True, max_axis=-1,
+          value_last_axis=False, first_axis=False):
     q, m, s, acc = _start(query, value)
     stop = key.shape[-2] - block_size + 1 if drop_last else key.shape[-2]
     for start in range(0, stop, block_size):
-        tile = (query if use_query else q) @ key[..., start:start + block_size, :].mT
+        k_blk, v_blk = (key[start:start + block_size], value[start:start + block_size]) if first_axis else (
+            key[..., start:start + block_size, :], value[..., start:start + block_size, :])
+        v_blk = value[..., start:start + block_size] if value_last_axis else v_blk
+        tile = (query if use_query else q) @ k_blk.mT
         tile = tile / math.sqrt(q.shape[-1]) if twice else tile  # q is already scaled
-        block_max = (tile.amax(-2, keepdim=True) if over_queries else tile).amax(-1, keepdim=keepdim)
+        block_max = (tile.amax(-2, keepdim=True) if over_queries else tile).amax(max_axis, keepdim=keepdim)
         m_new = torch.maximum(m, block_max) if running else block_max
         p = torch.exp(tile - m_new)
         s = s * (torch.exp(m - m_new) if s_rescaled else 1) + p.sum(-1, keepdim=True)
-        acc = acc * (torch.exp(m - m_new) if acc_rescaled else 1) + p @ value[..., start:start + block_size, :]
+        acc = acc * (torch.exp(m - m_new) if acc_rescaled else 1) + p @ v_blk
         if keep:
             m = m_new
     return acc / s
@@ -230,6 +249,12 @@ def bw_softmax_per_block_averaged(query, key, value, block_size):  # each block'
     outs = [torch.softmax(query @ k.mT / math.sqrt(query.shape[-1]), dim=-1) @ v
             for k, v in zip(key.split(block_size, -2), value.split(block_size, -2))]
     return sum(outs) / len(outs)
+
+
+def bw_query_blocks(query, key, value, block_size):  # L7 #183: blocks of queries, each against every key
+    q = query / math.sqrt(query.shape[-1])
+    return torch.cat([torch.softmax(q[..., i:i + block_size, :] @ key.mT, -1) @ value
+                      for i in range(0, q.shape[-2], block_size)], dim=-2)
 
 
 def _unnormalised(query, key, value, block_size):
@@ -312,6 +337,15 @@ def cm_sign_of_offset(q_len, kv_len):
 
 def cm_all_true(q_len, kv_len):  # right for one new query only
     return torch.ones(q_len, kv_len, dtype=torch.bool)
+
+
+def cm_triu(q_len, kv_len):  # L7 #201: the triangle the wrong way
+    return torch.ones(q_len, kv_len, dtype=torch.bool).triu(kv_len - q_len)
+
+
+def cm_cache_hidden(q_len, kv_len):  # L7 #241: the new queries do not see the cached tokens
+    return torch.cat([torch.zeros(q_len, kv_len - q_len, dtype=torch.bool),
+                      torch.ones(q_len, q_len, dtype=torch.bool).tril()], dim=1)
 
 
 def cm_notebook_example(q_len, kv_len):  # the notebook's 3 new queries after 5 cached tokens, whatever the lengths
@@ -421,6 +455,16 @@ def _grouped(q, k, v, *, scale=None, causal=False, merge_transposed=False):
 NOTEBOOK_DH = 64  # the notebook's Dh (the cell above Exercise 5)
 
 
+def gq_ungrouped(q, k, v):  # L7 #248: right only when Hkv is 1 or Hq
+    return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), -1) @ v
+
+
+def gq_dh_from_k(q, k, v):  # L7 #249: B, Hkv, Dh, _ = k.shape reads Tk as Dh
+    B, Hkv, Dh, _ = k.shape
+    w = (q.unflatten(1, (Hkv, -1)) @ k[:, :, None].mT / math.sqrt(Dh)).softmax(-1)
+    return (w @ v[:, :, None]).flatten(1, 2)
+
+
 def gq_not_merged(q, k, v):  # returns (B, Hkv, g, Tq, Dh)
     b, hq, tq, dh = q.shape
     groups = q.reshape(b, k.shape[1], -1, tq, dh)
@@ -488,7 +532,8 @@ ANSWERS = [
           ("ready-made", "whole")),
     wrong(EX3, "torch-sdpa", lambda: lambda q, k, v, b: F.scaled_dot_product_attention(q, k, v),
           ("ready-made", "yourself")),
-    wrong(EX3, "per-block-softmax-averaged", lambda: bw_softmax_per_block_averaged),
+    wrong(EX3, "per-block-softmax-averaged", lambda: bw_softmax_per_block_averaged, ("each block on its own",),
+          note="also L7 #181"),
     wrong(EX3, "no-final-division", lambda: _unnormalised, ("divide", "s")),
     wrong(EX3, "max-over-queries-too", lambda: lambda *a: _loop(*a, over_queries=True), ("whole tile", "per query")),
     wrong(EX3, "scaled-twice", lambda: lambda *a: _loop(*a, twice=True), ("twice", "again")),
@@ -534,4 +579,27 @@ ANSWERS = [
     wrong(EX5, "merged-after-transpose", lambda: lambda q, k, v: _grouped(q, k, v, merge_transposed=True),
           ("out of order", "same order")),
     wrong(EX5, "causal-by-habit", lambda: lambda q, k, v: _grouped(q, k, v, causal=True), ("no mask", "masked")),
+    # Learner population L7 (report_L7.md, section 08)
+    wrong(EX1, "MB-unrounded", lambda: 2147.48, ("2147.48",), note="L7 #123: the hint quotes the number as written"),
+    wrong(EX1, "scores-and-weights", lambda: 4096.0, ("two T x T",), note="L7 #131"),
+    wrong(EX1, "T-not-squared", lambda: 8 * 8192 * 4 / 2**20, ("T x T",), note="L7 #132"),
+    wrong(EX1, "with-unit", lambda: "2048 MiB", ("unit",), note="L7 #250"),
+    wrong(EX2, "log-of-sum", lambda: ou_log_sum, ("log",), note="L7 #157"),
+    wrong(EX2, "new-weight", lambda: ou_weight, ("weight",), note="L7 #158"),
+    wrong(EX2, "shift-by-old-max", lambda: ou_shift_by_old_max_then_rescale, ("first score", "NaN"),
+          note="L7 #239: right on the first two probes"),
+    wrong(EX3, "max-over-queries", lambda: lambda *a: _loop(*a, max_axis=-2), ("dim=-2",), note="L7 #177"),
+    wrong(EX3, "value-sliced-on-Ev", lambda: lambda *a: _loop(*a, value_last_axis=True), ("last axis (Ev)",),
+          note="L7 #245"),
+    wrong(EX3, "first-axis-sliced", lambda: lambda *a: _loop(*a, first_axis=True), ("first axis",),
+          note="L7 #246: right for 2-D inputs"),
+    wrong(EX3, "query-blocks", lambda: bw_query_blocks, ("every key",), note="L7 #183"),
+    wrong(EX4, "triu", lambda: cm_triu, ("wrong way",), note="L7 #201"),
+    wrong(EX4, "cache-hidden", lambda: cm_cache_hidden, ("cached tokens",), note="L7 #241"),
+    wrong(EX4, "offset-q-len", lambda: lambda q_len, kv_len: torch.ones(q_len, kv_len, dtype=torch.bool).tril(q_len),
+          ("shifted by q_len",), note="L7 #208"),
+    wrong(EX5, "scale-sqrt-Tk", lambda: lambda q, k, v: _grouped(q, k, v, scale=math.sqrt(k.shape[2])), ("sqrt(Tk)",),
+          note="L7 #226"),
+    wrong(EX5, "Dh-from-k-shape", lambda: gq_dh_from_k, ("sqrt(Tk)",), note="L7 #249"),
+    wrong(EX5, "ungrouped", lambda: gq_ungrouped, ("group axis",), note="L7 #248"),
 ]
