@@ -68,9 +68,9 @@ check_sequence1_mask = Exercise(
     diagnose=_first_cell,
     mistakes=[
         _digit_rows(["1000", "1100", "1100", "1100"]),
-        Mistake("You passed a computed mask (a bool tensor, or a row of another tensor): this exercise asks you to "
-                "predict it. Write the rows yourself, as 0 and 1.", raw=True, example=(_tril(4) & SEQ1_PAD)[None][0],
-                when=lambda a: isinstance(a, torch.Tensor) and (a._base is not None or a.dtype == torch.bool)),
+        Mistake("You passed a row of a computed tensor (combined[1]?): this exercise asks you to predict it. Write "
+                "the rows yourself, as 0 and 1.", raw=True, example=(_tril(4) & SEQ1_PAD)[None][0],
+                when=lambda a: isinstance(a, torch.Tensor) and a._base is not None),
         Mistake("You combined with |: your mask lets query t0 see t1, its future, and query t3 see the pads. With "
                 "True = may attend a key must pass both masks: &.", answer=_rows(_tril(4) | SEQ1_PAD)),
         Mistake("Your queries t2 and t3 see key t2: the causal triangle alone, sequence 0's pattern. Sequence 1's "

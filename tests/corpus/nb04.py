@@ -412,14 +412,13 @@ def sms_floor_1e_12(scores, mask):  # L7 #232: 1e-12 is 0 in float16, so the emp
 ANSWERS = [
     # Exercise 1
     right(EX1, "list-of-lists", lambda: SEQ1),
-    wrong(EX1, "bool-tensor", lambda: torch.tensor(SEQ1, dtype=torch.bool), ("predict",),
-          note="a bool tensor is taken for a computed mask (L7 #252): a prediction is written as 0 and 1"),
+    right(EX1, "bool-tensor", lambda: torch.tensor(SEQ1, dtype=torch.bool), note="written by hand, as booleans"),
     right(EX1, "int-tensor", lambda: torch.tensor(SEQ1)),
     right(EX1, "numpy-array", lambda: np.array(SEQ1)),
     right(EX1, "tuple-of-tuples", lambda: tuple(tuple(row) for row in SEQ1)),
     right(EX1, "bools", lambda: [[bool(x) for x in row] for row in SEQ1]),
-    wrong(EX1, "computed", lambda: torch.ones(4, 4, dtype=torch.bool).tril() & (torch.arange(4) < 2), ("predict",),
-          note="a predict exercise: a mask computed with torch is refused since L7 #252"),
+    right(EX1, "computed", lambda: torch.ones(4, 4, dtype=torch.bool).tril() & (torch.arange(4) < 2),
+          note="worked out with torch rather than by hand: the pattern is the learner's own"),
     wrong(EX1, "polarity-flipped", lambda: [[1 - x for x in row] for row in SEQ1], ("True", "1 =", "may attend")),
     wrong(EX1, "padded-queries-hidden", lambda: [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
           ("quer", "row", "key")),
