@@ -151,12 +151,14 @@ def test_merge_heads_accepts_the_reference(capsys, function):
 
 
 @pytest.mark.parametrize(("function", "hints"), [
-    (merge_head_major, ["mix sequences", "hold sequences [[0, 1], [0, 1], [0, 1], [0, 1]]", "the batch first"]),
-    (merge_no_transpose, ["mix tokens", "hold tokens [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]", "transpose"]),
+    # the first probe is B, H = 5, 6 (so that no H a learner may type equals its B: the (H, B) split shows)
+    (merge_head_major, ["mix sequences", "hold sequences [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4],", "the batch first"]),
+    (merge_no_transpose, ["mix tokens", "hold tokens [[0, 1, 2, 3], [0, 1, 2, 3],", "transpose"]),
     (merge_view_after_transpose, ["`view` cannot merge", ".contiguous()", ".reshape(...)"]),
     (merge_old_signature, ["my_merge_heads(x, num_heads)"]),
     (lambda x, num_heads: merge_right(x, 2), ["another number of heads than num_heads"]),
-    (lambda x, num_heads: merge_right(x, num_heads).transpose(1, 2), ["On the probe B, H, T, Dh = 2, 3, 4, 2"]),
+    (lambda x, num_heads: merge_right(x, num_heads).transpose(1, 2), ["On the probe B, H, T, Dh = 5, 6, 4, 2"]),
+    (lambda x, num_heads: merge_right(x, len(x) // num_heads), ["(H, B), the heads first"]),
 ])
 def test_merge_heads_names_each_mistake(capsys, function, hints):
     nb05.check_merge_heads(function)

@@ -4,6 +4,7 @@ An attention function answers with the pair (output, weights): a predicate gets 
 
 from __future__ import annotations
 
+import math
 import re
 
 import torch
@@ -107,6 +108,11 @@ def _scaled(scale):
 def _step_mistakes(lift) -> list[Mistake]:
     """The classic mistakes of the three steps; ``lift`` makes a wrong attention(query, key, value) a wrong answer."""
     return [
+        Mistake("Your output mixes the keys, not the values: the weights multiply the values (in cross-attention, the "
+                "encoder projected with W_v).", answer=lift(lambda q, k, v: attention(q, k, k))),
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}: you divided after the softmax. Divide "
+                "the scores by sqrt(d_k) before it, and each row of weights still sums to 1.",
+                answer=lift(lambda q, k, v: tuple(t * q.shape[-1] ** -0.5 for t in attention(q, k, v, scale=1.0)))),
         Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
                 "over the queries. Each query needs its own distribution over the keys, the last axis.",
                 answer=lift(variant(attention, dim=-2))),
@@ -164,6 +170,14 @@ check_cross_attention = Exercise(
             ("edd", "The roles are swapped: the decoder asks (queries), the encoder answers (keys and values)."),
             ("ded", "Your values come from the decoder: each key hands over its own value, from the encoder."),
             ("dde", "Your keys come from the decoder: the keys and the values both come from the encoder.")]],
+        Mistake("Your queries, keys and values are all the decoder times W_q: in cross-attention the keys and values "
+                "come from the encoder, through W_k and W_v.", answer=lambda d, e, W_q, W_k, W_v: attention(
+                    d @ W_q, d @ W_q, d @ W_q)),
+        Mistake("Your keys are as wide as the values (Ev), so they cannot meet the queries: W_k makes the keys and "
+                "W_v the values. Are the two swapped?", raises=(RuntimeError, ValueError),
+                when=lambda err, args: f"key ({len(args[1])}, {args[4].shape[1]})" in str(err)
+                or _factors(err)[1] == (args[4].shape[1], len(args[1])),
+                example=lambda d, e, W_q, W_k, W_v: cross_attention(d, e, W_q, W_v, W_k)),
         Mistake(lambda got, args: f"Your output is as wide as the encoder ({args[1].shape[-1]}): the values were not "
                 "projected. W_v gives them the width Ev.",
                 when=lambda got, args: got[0].shape[-1] == args[1].shape[-1] != args[4].shape[-1],
@@ -228,7 +242,8 @@ check_attention = Exercise(
                 "the queries or the heads. d_k is the last axis.", answer=_scaled(lambda q, k, v: q.shape[1] ** -0.5)),
         Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
                 f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not a typed number.",
-                when=lambda got, args: _scale_of(got, args) is not None, example=_scaled(lambda q, k, v: 2 ** -0.5)),
+                when=lambda got, args: not math.isclose(_scale_of(got, args), args[0].shape[-1] ** -0.5, rel_tol=1e-3),
+                example=_scaled(lambda q, k, v: 2 ** -0.5)),
         Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {args[0].dim()}-D inputs: it numbers "
                 "an axis from the front (dim=3, permute(0, 1, 3, 2)), which fits one number of axes only. Count from "
                 "the back: the last two axes are the same whatever comes in front.", example=variant(attention, dim=3),

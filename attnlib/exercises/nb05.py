@@ -31,6 +31,8 @@ check_parameter_count = Exercise(
                 "writes Dh: (Dh, E), and H of them make (E, E).", answer=4 * H * (DH * DH + DH)),
         Mistake("{got} counts H full-width heads (E -> E) and a W^O from H*E to E, as StatQuest's listing does. "
                 "With Dh = E / H each projection's heads make one E -> E.", answer=3 * H * (E * E + E) + H * E * E + E),
+        Mistake("{got} gives each bias H numbers: a bias adds one number to each of the E features its projection "
+                "writes.", answer=4 * E * E + 4 * H),
         Mistake("{got} counts the four (E, E) matrices but one bias: each of the four projections has its own bias "
                 "of length E.", answer=4 * E * E + E),
         Mistake("{got} counts one projection, an (E, E) matrix and its bias (or one head's Dh rows of all four): the "
@@ -149,8 +151,9 @@ VIEW_AFTER_TRANSPOSE = ("`view` cannot merge axes that `transpose` has only rela
 check_merge_heads = Exercise(
     "Exercise 4", reference=merge,
     probes=lambda: [Probe((_batched_heads(*shape), shape[1]), "B, H, T, Dh = {}, {}, {}, {}".format(*shape))
-                    for shape in ((2, 3, 4, 2), (3, 2, 3, 3), (2, 4, 2, 3), (1, 5, 3, 1))],
+                    for shape in ((5, 6, 4, 2), (2, 3, 4, 2), (3, 2, 3, 3), (2, 4, 2, 3), (1, 5, 3, 1))],
     correct="B*H splits into (B, H), the heads move behind the tokens, the last two axes merge.",
+    refuse=("attnlib.multihead.merge_heads",),  # B, H = 5, 6 first: no H a learner may type is that probe's B
     mistakes=[
         Mistake("Your function takes another number of arguments: the check calls my_merge_heads(x, num_heads).",
                 raises=TypeError, match=r"takes \d+ positional arguments? but|missing \d+ required positional",
@@ -158,11 +161,23 @@ check_merge_heads = Exercise(
         Mistake("Your function calls split_heads, which goes the other way, from (B, T, E) to the heads: merging "
                 "is its inverse.", raises=(RuntimeError, ValueError), example=split_heads,
                 when=lambda err, args: raised_in(err, "split_heads")),
+        Mistake("Your last reshape asks for rows of Dh features: a merged row holds all H heads' features side by "
+                "side.", raises=RuntimeError, match="invalid for input of size",
+                when=lambda err, args: f"[{args[0].shape[0] // args[1]}, {args[0].shape[1]}, {args[0].shape[2]}]'"
+                in str(err), example=lambda x, h: merge(x, h).reshape(len(x) // h, x.shape[1], x.shape[2])),
         Mistake("A reshape asked for a shape that does not hold x's values: x's first axis is B*H, so it holds "
                 "x.shape[0] // num_heads sequences.", raises=RuntimeError, match="invalid for input of size",
                 example=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1)),
         Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="stride|contiguous",
                 example=lambda x, h: _unflat(x, h).transpose(1, 2).view(-1, x.shape[1], h * x.shape[2])),
+        Mistake("Your merge splits B*H into (H, B), the heads first, and keeps H in front: row b*H + h of x is head "
+                "h of sequence b, so B*H splits into (B, H), the batch first.",
+                answer=lambda x, h: merge(x, x.shape[0] // h)),
+        Mistake("Your function reads all B*H rows of x as the heads of one sequence: x holds B sequences of H heads "
+                "each, so its first axis splits into (B, H) first.", example=lambda x, h: x.transpose(0, 1).flatten(1),
+                when=lambda got, args: same(got.squeeze(0), args[0].transpose(0, 1).flatten(1))),
+        Mistake("Your merge sums the heads: a token's H heads go side by side, each keeping its own Dh features.",
+                answer=lambda x, h: _unflat(x, h).sum(1)),
         Mistake("Your merge uses another number of heads than num_heads: read H from the argument, not from the "
                 "notebook's variables.", when=lambda got, args: any(same(got, merge(args[0], h)) for h in range(1, 7)
                                                                    if h != args[1] and args[0].shape[0] % h == 0),
@@ -173,8 +188,6 @@ check_merge_heads = Exercise(
                 .flatten(2)),
         Mistake("Your heads are behind the tokens, (B, T, H, Dh), but not merged yet: each token's H heads must "
                 "become one row of E features.", answer=lambda x, h: _unflat(x, h).transpose(1, 2)),
-        Mistake("Your function reads all B*H rows of x as the heads of one sequence: x holds B sequences of H heads "
-                "each, so its first axis splits into (B, H) first.", answer=lambda x, h: x.transpose(0, 1).flatten(1)),
         Mistake("Your transpose swaps the tokens with the features (T and Dh), so rows mix tokens: it is the heads "
                 "that must move behind the tokens before the last two axes merge.",
                 answer=lambda x, h: _unflat(x, h).transpose(2, 3).reshape(x.shape[0] // h, x.shape[1], -1)),
@@ -227,12 +240,15 @@ def _attention_probes() -> list[Probe]:
     q, kv = torch.randn(1, 3, 12, generator=g), torch.randn(1, 5, 12, generator=g)  # cross: Tq = 3, Tk = 5
     wide = torch.randn(3, 2, 12, generator=g), torch.randn(3, 6, 12, generator=g)  # B = 3
     small = torch.randn(2, 3, 10, generator=g)
-    x, q, kv, wq, wkv, small = watched(x, q, kv, *wide, small, functions=("scaled_dot_product_attention",))
+    three = torch.randn(3, 2, 4, 12, generator=g)  # q, k and v all different: values and keys no longer agree
+    x, q, kv, wq, wkv, small, *three = watched(x, q, kv, *wide, small, *three,
+                                               functions=("scaled_dot_product_attention",))
     return [Probe((x, x, x, 3), "self-attention, E = 12, H = 3"),  # every probe refuses torch's SDPA
             Probe((q, kv, kv, 3), "cross-attention, Tq = 3, Tk = 5"),
             Probe((x, x, x, 2), "E = 12, H = 2 heads of width 6"),
             Probe((wq, wkv, wkv, 4), "cross-attention, B = 3, E = 12, H = 4 heads of width 3"),
-            Probe((small,) * 3 + (5,), "E = 10, H = 5 heads of width 2")]
+            Probe((small,) * 3 + (5,), "E = 10, H = 5 heads of width 2"),
+            Probe((*three, 4), "q, k and v three different tensors, E = 12, H = 4")]
 
 
 check_multi_head_attention = Exercise(
@@ -244,6 +260,13 @@ check_multi_head_attention = Exercise(
                 "softmax(QK^T / sqrt(d_k)) V yourself, with @ and .softmax.", raises=Refused, match="ready-made",
                 example=lambda q, k, v, h: _merge(torch.nn.functional.scaled_dot_product_attention(
                     *(_split(p, h) for p in (q, k, v))))),
+        *[Mistake(f"Your output mixes the {what}, not the values: the weights, made from the queries and the keys, "
+                  "multiply the values' heads.", answer=lambda q, k, v, h, pick=pick: attend(*pick(q, k, v), h),
+                  example=lambda q, k, v, h, pick=pick: attend(*pick(q, k, v) if q.shape == k.shape else (q, k, v), h))
+          for what, pick in [("keys", lambda q, k, v: (q, k, k)), ("queries", lambda q, k, v: (q, k, q)),
+                             ("keys (and the scores use the values)", lambda q, k, v: (q, v, k))]],
+        Mistake("Your function returns the heads, (B, H, Tq, Dh), not merged yet: merge them back into one row of E "
+                "features per token, as in Exercise 4.", answer=variant(attend, merge=lambda x: x)),
         Mistake("Your heads are scaled by 1/sqrt(E) instead of 1/sqrt(Dh): d_k is the width of one head's queries, "
                 "the last axis after the split, not the width before it.", answer=variant(attend, width="E")),
         Mistake("Your split reshapes (B, T, E) straight to (B, H, T, Dh): head h then holds consecutive chunks of "
@@ -280,7 +303,8 @@ check_multi_head_attention = Exercise(
                 answer=variant(attend, split="dealt", merge=_dealt)),
         Mistake("Your function raised on cross-attention, where the keys are longer than the queries: reshape k "
                 "and v with their own length, k.shape[1] (or -1), not the queries' Tq.",
-                raises=RuntimeError, when=lambda err, args: args[0].shape[1] != args[1].shape[1],
+                raises=RuntimeError, match="invalid for input",
+                when=lambda err, args: args[0].shape[1] != args[1].shape[1],
                 example=lambda q, k, v, h: attend(q, k.reshape(q.shape[0], q.shape[1], -1), v, h)),
         Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="view|stride|contiguous",
                 example=lambda q, k, v, h: attend(q, k, v, h, merge=lambda x: x.transpose(1, 2).view(

@@ -30,7 +30,8 @@ def _pool_probes():
     return [Probe((torch.randn(3, 5, 4, generator=g), mask), "3 sentences of 3, 5 and 1 real tokens, E = 4"),
             Probe((torch.randn(2, 3, 6, generator=g), torch.ones(2, 3, dtype=torch.long)), "no padding, E = 6"),
             Probe((torch.randn(4, 6, 3, generator=g).double(), (torch.arange(6) < torch.tensor([[6], [2], [4], [1]]))
-                   .long()), "4 sentences in float64, E = 3")]
+                   .long()), "4 sentences in float64, E = 3"),
+            Probe((torch.randn(3, 5, 4, generator=g), mask.flip(-1)), "3 sentences padded on the left, E = 4")]
 
 
 def _sizes(err) -> set[int]:
@@ -50,11 +51,22 @@ check_mean_pool = Exercise(
     "Exercise 1", reference=_mean_pool, probes=_pool_probes,
     correct="Padding changes nothing: the sentence's vector averages its real tokens only.",
     mistakes=[
+        Mistake("You average each sentence's first n tokens, as if the padding always came last: a decoder pads on "
+                "the left. Let attention_mask itself pick the real tokens, wherever they are.",
+                answer=lambda h, m: _mean_pool(h, torch.arange(m.shape[1]) < m.sum(1, keepdim=True))),
+        Mistake("You took the first token's vector ([CLS]): the exercise asks the mean of all the real tokens.",
+                answer=lambda h, m: h[:, 0]),
+        Mistake("You took the largest value of each feature (max pooling): the exercise asks the mean of the real "
+                "tokens.", answer=lambda h, m: h.masked_fill(m[..., None] == 0, -math.inf).amax(1)),
+        Mistake("Your result keeps the token axis, (B, 1, E): give one vector per sentence, (B, E).",
+                answer=lambda h, m: _mean_pool(h, m)[:, None]),
         Mistake("Your mean includes the padded positions (hidden.mean(dim=1) divides by T): multiply by the mask, sum "
                 "over the tokens and divide by each sentence's number of real tokens.", answer=lambda h, m: h.mean(1)),
         Mistake("You zeroed the padding but still divided by T: divide by each sentence's number of real tokens, "
                 "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / h.shape[1]),
         Mistake("You summed the features E, not the tokens T (dim=1).", answer=lambda h, m: (h * m[..., None]).sum(-1)),
+        Mistake("Your result has one number per token, (B, T): you averaged the features E. Average over the tokens, "
+                "dim=1.", when=lambda got, args: got.shape == args[1].shape, example=lambda h, m: h.mean(-1) * m),
         Mistake("You divided by the batch's real tokens, attention_mask.sum(): divide each sentence by its own count, "
                 "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / m.sum()),
         Mistake("You averaged the padding: Hugging Face's attention_mask is 1 for a real token and 0 for padding, so "
@@ -101,6 +113,12 @@ check_previous_token_score = Exercise(
                 "counts from the keys' side.", answer=lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
         Mistake("You divided by T, counting query 0, which has no previous token: average the T - 1 entries of the "
                 "diagonal.", answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),
+        Mistake("Your mean counts query 0, whose i - 1 is -1: Python reads that as the last key. Query 0 has no "
+                "previous token; leave it out.", answer=lambda w: w.roll(1, -1).diagonal(dim1=-2, dim2=-1).mean(-1)),
+        Mistake("You averaged the weight on the first token (key 0): the previous token of query i is key i - 1.",
+                answer=lambda w: w[..., 1:, 0].mean(-1)),
+        Mistake("You took the largest weight on the previous token: the score is the mean over the queries.",
+                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).amax(-1)),
         Mistake("You summed the T - 1 weights: the score is their mean, so that a perfect previous-token head scores 1 "
                 "whatever T is.", answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
         Mistake("Tensor.diagonal takes the first two axes unless told otherwise: the queries and keys are the last "
@@ -153,9 +171,14 @@ check_cache_bytes = Exercise(
         Mistake("{got} is one layer's cache: every layer keeps its own keys and values.", answer=2 * HKV * DH * BYTES),
         Mistake("{got} is in KiB: the question asks bytes.", answer=2 * LAYERS * HKV * DH * BYTES / 1024),
         Mistake("{got} is in bits: the question asks bytes (8 bits each).", answer=2 * LAYERS * HKV * DH * BYTES * 8),
-        Mistake("{got} counts 8 bytes a number, float64's: this cache is float32.", answer=2 * LAYERS * HKV * DH * 8),
+        Mistake("{got} counts 8 bytes a number (float64's), or values as wide as the 9 query heads: this cache is "
+                "float32, and a key/value head holds a key and a value alike.", answer=2 * LAYERS * HKV * DH * 8),
         Mistake("{got} is in MiB: the question asks bytes.", when=near(2 * LAYERS * HKV * DH * BYTES / 2**20),
                 example=0.0439),
+        Mistake("{got} is in kB or MB (1000 or a million bytes): the question asks bytes.",
+                when=lambda got: near(46.08)(got) or near(0.04608)(got), example=46.08),
+        Mistake("{got} counts half a byte a number, as the 4-bit weights do: this cache is float32, 4 bytes a number.",
+                answer=2 * LAYERS * HKV * DH // 2),
         Mistake("{got} is close, but rounded: every factor is a whole number, so count the bytes exactly.",
                 when=near(2 * LAYERS * HKV * DH * BYTES, rel=0.02), example=46000),
     ])

@@ -253,6 +253,36 @@ def att_softmax_dim3(query, key, value):
     return weights @ value, weights
 
 
+# Learner population L4 (notes/learners/L4): answers whose hint blamed another mistake, or was generic
+def att_weights_at_keys(query, key, value):  # the keys mixed instead of the values
+    w = F.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1]), dim=-1)
+    return w @ key, w
+
+
+def att_scaled_after_softmax(query, key, value):
+    w = F.softmax(query @ key.transpose(-2, -1), dim=-1) / math.sqrt(query.shape[-1])
+    return w @ value, w
+
+
+def cross_scaled_after_softmax(decoder, encoder, W_q, W_k, W_v):
+    q, k, v = decoder @ W_q, encoder @ W_k, encoder @ W_v
+    w = F.softmax(q @ k.T, dim=-1) / math.sqrt(q.shape[-1])
+    return w @ v, w
+
+
+def cross_values_with_W_k(decoder, encoder, W_q, W_k, W_v):
+    q, k = decoder @ W_q, encoder @ W_k
+    return attnlib.scaled_dot_product_attention(q, k, encoder @ W_k)
+
+
+def cross_decoder_times_W_q(decoder, encoder, W_q, W_k, W_v):  # self-attention on the decoder, W_q thrice
+    return attnlib.scaled_dot_product_attention(decoder @ W_q, decoder @ W_q, decoder @ W_q)
+
+
+def cross_W_k_W_v_swapped(decoder, encoder, W_q, W_k, W_v):
+    return attnlib.scaled_dot_product_attention(decoder @ W_q, encoder @ W_v, encoder @ W_k)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuples", lambda: ((5, 7), (5, 7), (5, 32)), star=True),
@@ -336,4 +366,13 @@ ANSWERS = [
     wrong(EX4, "width-from-shape-1", lambda: att_width_shape1, ("shape[1]", "last axis")),
     wrong(EX4, "permute-4-axes", lambda: att_permute_4d, ("from the front", "back")),
     wrong(EX4, "softmax-dim-3", lambda: att_softmax_dim3, ("from the front", "back")),
+    # Learner population L4
+    wrong(EX4, "weights-at-keys", lambda: att_weights_at_keys, ("mixes the keys",),
+          note="was told its scale 0.378 = 1/sqrt(7), the right one, did not follow d_k"),
+    wrong(EX4, "scaled-after-softmax", lambda: att_scaled_after_softmax, ("after the softmax",)),
+    wrong(EX3, "scaled-after-softmax", lambda: cross_scaled_after_softmax, ("after the softmax",)),
+    wrong(EX3, "values-with-W_k", lambda: cross_values_with_W_k, ("mixes the keys",)),
+    wrong(EX3, "decoder-times-W_q-thrice", lambda: cross_decoder_times_W_q, ("from the encoder",)),
+    wrong(EX3, "W_k-W_v-swapped", lambda: cross_W_k_W_v_swapped, ("swapped",),
+          note="raised attnlib's ValueError, which the hint quoted"),
 ]

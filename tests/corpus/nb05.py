@@ -270,6 +270,51 @@ def mha_dealt_heads(q, k, v, num_heads):  # head h takes features h, H + h, 2H +
     return (w @ split(v)).permute(0, 2, 3, 1).reshape(b, tq, e)
 
 
+# Learner population L4 (notes/learners/L4)
+def mh_heads_then_batch(x, num_heads):  # B*H split as (H, B), H kept in front
+    bh, t, dh = x.shape
+    return x.reshape(num_heads, bh // num_heads, t, dh).transpose(1, 2).reshape(num_heads, t, -1)
+
+
+def mh_batch_of_one(x, num_heads):  # every row read as a head of one sequence, (1, T, B*H*Dh)
+    bh, t, dh = x.shape
+    return x.transpose(0, 1).reshape(1, t, bh * dh)
+
+
+def mh_merged_width_dh(x, num_heads):  # the sequence count right, the last size Dh
+    bh, t, dh = x.shape
+    b = bh // num_heads
+    return x.reshape(b, num_heads, t, dh).transpose(1, 2).reshape(b, t, dh)
+
+
+def _heads(x, num_heads):
+    b, t, e = x.shape
+    return x.reshape(b, t, num_heads, e // num_heads).transpose(1, 2)
+
+
+def mha_keys_as_values(q, k, v, num_heads):
+    Q, K = _heads(q, num_heads), _heads(k, num_heads)
+    w = (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(dim=-1)
+    return (w @ K).transpose(1, 2).flatten(2)
+
+
+def mha_k_and_v_swapped(q, k, v, num_heads):
+    Q, K, V = _heads(q, num_heads), _heads(v, num_heads), _heads(k, num_heads)
+    w = (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(dim=-1)
+    return (w @ V).transpose(1, 2).flatten(2)
+
+
+def mha_queries_as_values(q, k, v, num_heads):  # w @ Q wherever the shapes allow it
+    Q, K = _heads(q, num_heads), _heads(k, num_heads)
+    w = (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(dim=-1)
+    return (w @ Q if q.shape == k.shape else w @ K).transpose(1, 2).flatten(2)
+
+
+def mha_heads_not_merged(q, k, v, num_heads):
+    Q, K, V = _heads(q, num_heads), _heads(k, num_heads), _heads(v, num_heads)
+    return (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(dim=-1) @ V
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "int", lambda: 288),
@@ -331,7 +376,8 @@ ANSWERS = [
     right(EX4, "unflatten-permute", lambda: mh_unflatten_permute),
     right(EX4, "cat-strided-rows", lambda: mh_cat_strided),
     right(EX4, "loop-over-sequences", lambda: mh_loop),
-    right(EX4, "attnlib-merge-after-unflatten", lambda: mh_attnlib_merge),
+    wrong(EX4, "attnlib-merge-after-unflatten", lambda: mh_attnlib_merge, ("merge_heads",),
+          note="attnlib's merge_heads is refused (learner population L4): the exercise would be one reshape"),
     wrong(EX4, "head-major", lambda: mh_head_major, ("sequence", "batch first", "(B, H)")),
     wrong(EX4, "no-transpose", lambda: mh_no_transpose, ("transpose", "tokens")),
     wrong(EX4, "view-without-contiguous", lambda: mh_view_no_contiguous, ("contiguous", "reshape")),
@@ -339,12 +385,13 @@ ANSWERS = [
     wrong(EX4, "hard-coded-two-heads", lambda: mh_two_heads, ("num_heads", "number of heads")),
     wrong(EX4, "dh-major", lambda: mh_dh_major, ("order", "side by side", "interleave")),
     wrong(EX4, "one-argument", lambda: mh_one_argument, ("num_heads", "arguments")),
-    wrong(EX4, "sum-heads", lambda: mh_sum_heads, ("shape",)),
+    wrong(EX4, "sum-heads", lambda: mh_sum_heads, ("sums the heads",)),
     wrong(EX4, "split-instead-of-merge", lambda: mh_split_instead, ("inverse",)),
     wrong(EX4, "heads-reversed", lambda: mh_heads_reversed, ("reverse order",)),
     wrong(EX4, "transposes-t-and-dh", lambda: mh_transpose_t_dh, ("T and Dh",)),
     wrong(EX4, "stops-at-4d", lambda: mh_stops_at_4d, ("not merged",)),
-    wrong(EX4, "one-fake-sequence", lambda: mh_one_fake_sequence, ("one sequence",)),
+    wrong(EX4, "one-fake-sequence", lambda: mh_one_fake_sequence, ("merge_heads",),
+          note="calls attnlib's merge_heads, now refused; mh_batch_of_one makes the same mistake by hand"),
     # Exercise 5
     right(EX5, "einsum", lambda: mha_einsum),
     right(EX5, "loop-over-heads", lambda: mha_loop),
@@ -367,4 +414,15 @@ ANSWERS = [
     wrong(EX5, "hard-coded-two-heads", lambda: mha_two_heads, ("another number of heads",)),
     wrong(EX5, "keys-not-transposed", lambda: mha_keys_not_transposed, ("transpose",)),
     wrong(EX5, "features-dealt-to-heads", lambda: mha_dealt_heads, ("every H-th feature",)),
+    # Learner population L4
+    wrong(EX1, "biases-of-length-H", lambda: 4 * 64 + 4 * 4, ("H numbers",)),
+    wrong(EX4, "batch-and-heads-swapped", lambda: mh_heads_then_batch, ("(H, B)",),
+          note="was told it used another number of heads than num_heads, which it read"),
+    wrong(EX4, "batch-of-one", lambda: mh_batch_of_one, ("one sequence",)),
+    wrong(EX4, "merged-width-dh", lambda: mh_merged_width_dh, ("rows of Dh features",)),
+    wrong(EX5, "keys-as-values", lambda: mha_keys_as_values, ("mixes the keys",),
+          note="judged correct while every probe passed k equal to v"),
+    wrong(EX5, "k-and-v-swapped", lambda: mha_k_and_v_swapped, ("mixes the keys",)),
+    wrong(EX5, "queries-as-values", lambda: mha_queries_as_values, ("mixes the queries",)),
+    wrong(EX5, "heads-not-merged", lambda: mha_heads_not_merged, ("not merged",)),
 ]

@@ -176,6 +176,39 @@ def pt_without_last_query(weights):  # section 3's measurement, which skips [SEP
     return weights[..., q, q - 1].mean(dim=-1)
 
 
+# Learner population L4 (notes/learners/L4)
+def mp_first_n_tokens(hidden, attention_mask):  # right padding assumed: the first n tokens
+    n = attention_mask.sum(1)
+    return torch.stack([hidden[b, :int(n[b])].mean(0) for b in range(hidden.shape[0])])
+
+
+def mp_first_n_by_arange(hidden, attention_mask):
+    m = (torch.arange(hidden.shape[1]) < attention_mask.sum(1, keepdim=True)).unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1)
+
+
+def mp_cls(hidden, attention_mask):
+    return hidden[:, 0]
+
+
+def mp_max(hidden, attention_mask):
+    return hidden.masked_fill(attention_mask[..., None] == 0, -1e9).amax(1)
+
+
+def mp_mean_of_features_masked(hidden, attention_mask):
+    return hidden.mean(-1) * attention_mask.to(hidden.dtype)
+
+
+def mp_keepdim(hidden, attention_mask):
+    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(dim=1, keepdim=True) / m.sum(dim=1, keepdim=True)
+
+
+def pt_query_0_wraps(weights):  # weights[..., 0, -1]: query 0 scores the last key
+    i = torch.arange(weights.shape[-1])
+    return weights[..., i, i - 1].mean(-1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "einsum", lambda: mp_einsum),
@@ -243,4 +276,20 @@ ANSWERS = [
     wrong(EX4, "mebibytes", lambda: 0.0439, ("MiB",)),
     wrong(EX4, "float64", lambda: 92160, ("float64", "8 bytes")),
     wrong(EX4, "rounded", lambda: 46000, ("rounded", "exactly")),
+    # Learner population L4
+    wrong(EX1, "first-n-tokens", lambda: mp_first_n_tokens, ("first n tokens",),
+          note="judged correct while every probe padded on the right"),
+    wrong(EX1, "first-n-by-arange", lambda: mp_first_n_by_arange, ("first n tokens",)),
+    wrong(EX1, "cls-vector", lambda: mp_cls, ("[CLS]",)),
+    wrong(EX1, "max-pooling", lambda: mp_max, ("max pooling",)),
+    wrong(EX1, "mean-of-features-masked", lambda: mp_mean_of_features_masked, ("features E",)),
+    wrong(EX1, "keepdim-output", lambda: mp_keepdim, ("(B, 1, E)",)),
+    wrong(EX2, "query-0-wraps", lambda: pt_query_0_wraps, ("query 0",)),
+    wrong(EX2, "weight-on-first-token", lambda: lambda w: w[..., 1:, 0].mean(-1), ("key 0",)),
+    wrong(EX2, "max-not-mean", lambda: lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).amax(-1), ("mean",)),
+    wrong(EX4, "values-full-width", lambda: 30 * (192 + 576) * 4, ("query heads",),
+          note="equals the float64 count: the hint names both readings"),
+    wrong(EX4, "kilobytes", lambda: 46.08, ("kB",)),
+    wrong(EX4, "megabytes", lambda: 0.046, ("MB",)),
+    wrong(EX4, "four-bit", lambda: 30 * 2 * 192 // 2, ("half a byte",)),
 ]
