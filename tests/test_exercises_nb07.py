@@ -14,9 +14,9 @@ from attnlib.exercises import nb07
 def test_the_shift_matrix_moves_the_sinusoidal_table():
     """Exercise 2's reference is M_k with PE(t + k) = M_k PE(t), on attnlib's table, for every probe's k and E."""
     for probe in nb07.check_shift_matrix.probe_list():
-        k, E = probe.args
-        pe = sinusoidal_positions(64, E, dtype=torch.float64)  # (T, E)
-        torch.testing.assert_close(pe[:-k] @ nb07.shift_matrix(k, E).T, pe[k:])
+        k, E, *base = probe.args  # a probe of another base passes it
+        pe = sinusoidal_positions(64, E, *base, dtype=torch.float64)  # (T, E)
+        torch.testing.assert_close(pe[:-k] @ nb07.shift_matrix(k, E, *base).T, pe[k:])
 
 
 def test_the_rope_reference_is_attnlibs_rotate_half_for_a_base():
@@ -45,7 +45,8 @@ def test_the_rope_probes_vary_every_dimension():
 
 def test_the_shift_probes_vary_k_and_E():
     probes = [p.args for p in nb07.check_shift_matrix.probe_list()]
-    assert len({k for k, _ in probes}) == len(probes) and len({E for _, E in probes}) == len(probes)
+    assert len({k for k, *_ in probes}) == len(probes) and len({E for _, E, *_ in probes}) == len(probes)
+    assert len({(*base, 10000.0)[0] for _, _, *base in probes}) > 1  # a function that ignores base fails
 
 
 @pytest.mark.parametrize("answer", [[0, 1, 2], [1, 0, 2], [0, 2, 1], [1, 2, 0], [3, 2, 1], [2, 2, 0], "new", {0}])

@@ -28,8 +28,9 @@ check_variance_prediction = Exercise(
         (32, "{got} = d_k²/2 fits d_k = 2, but a variance that grows as the square would need the products to "
              "move together. They are independent, so their variances add."),
         (256, "{got} = 2**8 is the number of patterns, not the variance of their scores."),
-        (2, "{got} is the variance of the number A of agreements. The score counts an agreement as +1 and a "
-            "disagreement as -1: it is 2A - d_k, and doubling a number multiplies its variance by 4."),
+        (2, "{got} is the variance at d_k = 2, the section's worked case (and at d_k = 8 that of the number of "
+            "agreements, not of the score). At d_k = 8 the score adds eight independent ±1 products: how does "
+            "each one add to the variance?"),
     ]],
     diagnose=direction("{got} is lower than the patterns give: each of the 8 products has variance 1.",
                        "{got} is higher than the patterns give: each of the 8 products has variance 1."))
@@ -37,7 +38,7 @@ check_variance_prediction = Exercise(
 
 # --- Exercise 2: Var(q . k / sqrt(64)) when Var(q_i) = 4 and Var(k_i) = 1 ------------------------------
 
-_LAW = "Var(q_i k_i) = Var(q_i) · Var(k_i), 64 such terms add, and the scale divides the variance by (sqrt 64)²."
+_LAW = "work out Var(q_i k_i) from the two given variances, then what adding 64 such terms and the scale each do to it."
 
 check_scaled_variance = Exercise(
     "Exercise 2", expected=4.0, decimals=1, read=as_number,
@@ -99,11 +100,14 @@ def scaled_scores(q: torch.Tensor, k: torch.Tensor, *, divisor=None) -> torch.Te
 
 def _qk_probes() -> list[Probe]:
     g = torch.Generator().manual_seed(6)
-    return [Probe(tuple(torch.randn(*shape, generator=g) for shape in shapes), label) for *shapes, label in [
-        ((4, 9), (6, 9), "q (4, 9), k (6, 9)"),
-        ((3, 2, 4, 16), (3, 2, 5, 16), "per-head q (B, H, Tq, Dh) = (3, 2, 4, 16), 5 keys"),
-        ((2, 4, 3, 4), (2, 4, 7, 4), "per-head q (B, H, Tq, Dh) = (2, 4, 3, 4), 7 keys"),
-        ((5, 2, 25), (5, 3, 25), "q (B, Tq, d_k) = (5, 2, 25), 3 keys")]]
+    return [Probe(tuple(torch.randn(*shape, generator=g, dtype=dtype) for shape in shapes), label)
+            for *shapes, label, dtype in [
+        ((4, 9), (6, 9), "q (4, 9), k (6, 9)", torch.float32),
+        ((3, 2, 4, 16), (3, 2, 5, 16), "per-head q (B, H, Tq, Dh) = (3, 2, 4, 16), 5 keys", torch.float32),
+        ((2, 4, 3, 4), (2, 4, 7, 4), "per-head q (B, H, Tq, Dh) = (2, 4, 3, 4), 7 keys", torch.float32),
+        ((5, 2, 25), (5, 3, 25), "q (B, Tq, d_k) = (5, 2, 25), 3 keys", torch.float32),
+        ((2, 3, 10), (2, 4, 10), "q (B, Tq, d_k) = (2, 3, 10), 4 keys: d_k = 10 is not a square", torch.float32),
+        ((1, 2, 5, 12), (1, 2, 8, 12), "per-head q (1, 2, 5, 12) in float64, 8 keys", torch.float64)]]
 
 
 def _which_divisor(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> str | None:
@@ -137,7 +141,10 @@ check_scaled_scores = Exercise(
             ("scores are divided by the square root of the number of queries, q.shape[-2]. The width the dot "
              "products run over is q.shape[-1].", lambda q, k: math.sqrt(q.shape[-2])),
             ("scores are divided by the square root of the number of keys, k.shape[-2]. The width the dot "
-             "products run over is q.shape[-1].", lambda q, k: math.sqrt(k.shape[-2]))]],
+             "products run over is q.shape[-1].", lambda q, k: math.sqrt(k.shape[-2])),
+            ("scale is a whole number: math.isqrt or int(math.sqrt(...)) cuts sqrt(d_k) down to an integer, "
+             "exact only when d_k is a perfect square (not on a probe with d_k = 10).",
+             lambda q, k: math.isqrt(q.shape[-1]))]],
         Mistake("Your rows sum to 1: you applied softmax. The exercise asks for the scores before the softmax: q @ k^T "
                 "divided by the scale.", example=lambda q, k: torch.softmax(scaled_scores(q, k), dim=-1),
                 when=lambda got: bool((got >= 0).all()) and torch.allclose(got.sum(-1), torch.ones(()))),
@@ -149,4 +156,9 @@ check_scaled_scores = Exercise(
                 "a product that keeps the leading axes.", raises=(RuntimeError, ValueError),
                 when=lambda err, args: args[0].dim() > 2,
                 example=lambda q, k: q @ k.T / math.sqrt(q.shape[-1]) if q.dim() == 2 else torch.mm(q, k)),
+        Mistake("Your function raised on plain matrices q (Tq, d_k), k (Tk, d_k): something in it assumes a batch "
+                "axis (transpose(1, 2) counts axes from the front, torch.bmm takes 3-D tensors only). Swap the two "
+                "axes of k counted from the back, with a product that takes any number of leading axes.",
+                raises=(RuntimeError, IndexError), match="out of range|3D tensor|3-D",
+                when=lambda err, args: args[0].dim() == 2, example=lambda q, k: q @ k.transpose(1, 2)),
     ])

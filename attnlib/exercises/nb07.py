@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from . import Exercise, Mistake, Probe, read_value, variant
+from . import Exercise, Mistake, Probe, Verdict, read_value, variant
 
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_shift_matrix"]
 
@@ -52,22 +52,40 @@ check_permuted_rows = Exercise(
 
 
 # --- Exercise 2: the matrix M_k with PE(t + k) = M_k PE(t) -------------------------------------------------
-def shift_matrix(k: int, E: int, *, two: float = 2.0, feature: bool = False, sign: float = 1.0,
-                 layout: str = "pairs", frequency: bool = True, base: float = 10000.0,
-                 cos_first: bool = False) -> torch.Tensor:
+def shift_matrix(k: int, E: int, base: float = 10000.0, *, two: float = 2.0, feature: bool = False,
+                 sign: float = 1.0, layout: str = "pairs", frequency: bool = True, cos_first: bool = False,
+                 width: int | None = None, minus: float = -1.0) -> torch.Tensor:
     """(E, E): the reference M_k, one 2 x 2 rotation block per pair (2i, 2i + 1); each keyword is a mistake."""
     M = torch.zeros(E, E, dtype=torch.float64)
     for i in range(E // 2):
-        omega = base ** (-two * (2 * i if feature else i) / E) if frequency else 1.0
+        omega = base ** (-two * (2 * i if feature else i) / (width or E)) if frequency else 1.0
         c, s = math.cos(k * omega), sign * math.sin(k * omega)
         a, b = (2 * i, 2 * i + 1) if layout == "pairs" else (i, i + E // 2)
-        M[a, a], M[a, b], M[b, a], M[b, b] = (s, c, c, -s) if cos_first else (c, s, -s, c)  # sin(x + y) = ...
+        M[a, a], M[a, b], M[b, a], M[b, b] = (s, c, c, -s) if cos_first else (c, s, minus * s, c)  # sin(x + y) = ...
     return M
 
 
-check_shift_matrix = Exercise(
+class _ShiftExercise(Exercise):
+    """Exercise 2's checker, which also refuses a float16 or bfloat16 M_k, right to its 3 digits only. Local: the
+    framework keeps a result in its tensor inputs' dtype, and k, E and base are numbers."""
+
+    def _judge_function(self, function: Any) -> Verdict:
+        verdict = super()._judge_function(function)
+        try:
+            dtype = function(*self.probe_list()[0].args).dtype if verdict.verdict == "correct" else None
+        except Exception:  # a result without a dtype keeps its verdict
+            dtype = None
+        if dtype in (torch.float16, torch.bfloat16):
+            return Verdict("not yet", f"Your M_k is {str(dtype)[6:]}, which keeps about 3 significant digits: the "
+                                      "cells after this one compare M_k PE(t) with PE(t + k) to 1e-5. Build it in "
+                                      "the table's dtype (or a wider one).")
+        return verdict
+
+
+check_shift_matrix = _ShiftExercise(
     "Exercise 2", reference=shift_matrix,
-    probes=[Probe((k, E), f"k = {k}, E = {E}") for k, E in ((5, 32), (1, 6), (3, 4), (12, 8))],
+    probes=[*(Probe((k, E), f"k = {k}, E = {E}") for k, E in ((5, 32), (1, 6), (3, 4), (12, 8))),
+            Probe((2, 10, 500.0), "k = 2, E = 10, base = 500")],
     correct="One 2 x 2 rotation by k·ω_i per pair, the same matrix for every t: a fixed offset is a linear map.",
     mistakes=[
         Mistake("Your blocks turn each pair the wrong way: your M_k moves k positions back. Expand sin(ω(t + k)) and "
@@ -84,13 +102,31 @@ check_shift_matrix = Exercise(
         Mistake("Your blocks read the old pair cosine first: the table's pair is (sin, cos), sine first, and the block "
                 "multiplies it in that order.", answer=variant(shift_matrix, cos_first=True)),
         Mistake("Your M_k is the same for every k: it moves the table by one position. Pair i turns by k·ω_i.",
-                answer=lambda k, E: shift_matrix(1, E)),
+                answer=lambda k, E, *base: shift_matrix(1, E, *base)),
+        Mistake("Your M_k moves the table k + 1 positions: count the steps from PE(t) to PE(t + k).",
+                answer=lambda k, E, *base: shift_matrix(k + 1, E, *base)),
+        Mistake("Your angles went through a degrees-to-radians conversion: k·ω_i is already in radians, the unit "
+                "math.cos and torch.cos take.", answer=lambda k, E, *base: shift_matrix(k * math.pi / 180, E, *base)),
+        Mistake("Your blocks are not rotations: both off-diagonal entries of a block have the same sign, so the block "
+                "stretches the pair instead of turning it. One of the two sines carries a minus.",
+                answer=variant(shift_matrix, minus=1.0)),
+        Mistake("Your frequencies do not follow E: they are those of the notebook's table, E = 32, on a probe of "
+                "another width. Read E from the argument.", answer=variant(shift_matrix, width=32)),
+        Mistake("Your matrix ignores base: on the probe with base = 500 its frequencies are still 10000's. Use the "
+                "base the function is given.", answer=lambda k, E, *base: shift_matrix(k, E)),
+        Mistake("Your function returns the E/2 blocks of 2 x 2 side by side: M_k is one (E, E) matrix, with block i "
+                "on its diagonal at rows and columns 2i and 2i + 1.",
+                when=lambda got, args: tuple(got.shape) == (args[1] // 2, 2, 2),
+                example=lambda k, E, *base: torch.zeros(E // 2, 2, 2)),
+        Mistake("Your function takes no base: the stub's signature is shift_matrix(k, E, base=10000.0), and a probe "
+                "passes another base.", raises=TypeError, match="positional argument",
+                example=lambda k, E: shift_matrix(k, E)),
     ])
 
 
 # --- Exercise 3: rotate-half RoPE with given frequencies ---------------------------------------------------
 def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, *, pairing: str = "half",
-                     sign: float = 1.0, swap: bool = False, spread: str = "cat") -> torch.Tensor:
+                     sign: float = 1.0, swap: bool = False, spread: str = "cat", flip: float = 1.0) -> torch.Tensor:
     """x (..., T, D), positions (T,), theta (D/2,) -> (..., T, D): the reference; each keyword is a mistake."""
     angle = positions.double()[:, None] * theta.double()  # (T, 1) * (D/2,) -> (T, D/2)
     cos, sin = (angle.sin(), angle.cos()) if swap else (angle.cos(), angle.sin())
@@ -100,8 +136,14 @@ def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tens
         half = torch.cat([-xd[..., D // 2:], xd[..., : D // 2]], dim=-1)
         return xd * cos + sign * half * sin
     a, b = (xd[..., : D // 2], xd[..., D // 2:]) if pairing == "half" else (xd[..., 0::2], xd[..., 1::2])
-    first, second = a * cos - sign * b * sin, sign * a * sin + b * cos
+    first, second = a * cos - sign * b * sin, flip * sign * a * sin + b * cos  # flip=-1: one sign wrong
     return torch.cat([first, second], -1) if pairing == "half" else torch.stack([first, second], -1).flatten(-2)
+
+
+def _mirror(x: torch.Tensor) -> torch.Tensor:
+    """The feature order that puts feature D - 1 - i at i + D/2: rotate-half on it pairs i with D - 1 - i."""
+    D = x.shape[-1]
+    return torch.cat([torch.arange(D // 2), torch.arange(D - 1, D // 2 - 1, -1)])
 
 
 def _rope_probes() -> list[Probe]:
@@ -114,7 +156,9 @@ def _rope_probes() -> list[Probe]:
             Probe((torch.randn(3, 2, generator=g), torch.tensor([0, 5, 2]), torch.tensor([0.5])),
                   "x (3, 2) at positions [0, 5, 2], theta [0.5]"),
             Probe((torch.randn(1, 6, 4, generator=g), torch.arange(10, 16), torch.tensor([0.7, 0.05])),
-                  "x (1, 6, 4) at positions 10..15, theta [0.7, 0.05] (of no single base)")]
+                  "x (1, 6, 4) at positions 10..15, theta [0.7, 0.05] (of no single base)"),
+            Probe((torch.randn(2, 7, 10, generator=g, dtype=torch.float64), torch.arange(2, 9),
+                   torch.linspace(1.0, 0.01, 5, dtype=torch.float64)), "x (2, 7, 10) in float64, theta in float64")]
 
 
 check_rope_rotate_half = Exercise(
@@ -131,6 +175,14 @@ check_rope_rotate_half = Exercise(
         Mistake("Your function ignores theta and turns pair i by 10000^(-2i/D), the default base (as "
                 "attnlib.apply_rope does): here pair i turns by positions[t] * theta[i], the frequencies given.",
                 answer=lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),
+        *[Mistake("One of your sin terms has the wrong sign: the two features of a pair do not turn together, and "
+                  "the pair's length changes with the angle. Check the signs of both halves against the 2 x 2 "
+                  "rotation.", answer=variant(rope_rotate_half, sign=sign, flip=-1.0)) for sign in (1.0, -1.0)],
+        Mistake("Your frequencies go in reverse order: pair i (features i and i + D/2) turns at theta[i], the "
+                "frequency at its own index.", answer=lambda x, p, t: rope_rotate_half(x, p, t.flip(0))),
+        Mistake("You paired feature i with feature D - 1 - i, the halves' ends meeting: rotate-half pairs feature i "
+                "with i + D/2, the same index in the other half.",
+                answer=lambda x, p, t: rope_rotate_half(x[..., _mirror(x)], p, t)[..., _mirror(x)]),
         Mistake("sin and cos are swapped: the first feature of a pair becomes a cos - b sin.",
                 answer=variant(rope_rotate_half, swap=True)),
         Mistake("Your angles are theta alone, the same at every position: the token at t turns pair i by "

@@ -30,10 +30,11 @@ def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", 
     rope_dim = compressed.shape[-1] - rank
     if rotate == "all":  # RoPE on the whole compressed vector, latent included
         compressed = apply_rope(compressed, positions)
-    if split == "latent_first":
-        latent, rope = compressed[..., :rank], compressed[..., rank:]  # (B, T, r), (B, T, dR)
-    else:
+    latent, rope = compressed[..., :rank], compressed[..., rank:]  # (B, T, r), (B, T, dR)
+    if split == "rope_first":
         rope, latent = compressed[..., :rope_dim], compressed[..., rope_dim:]
+    elif split == "at_dn":  # the RoPE part cut after dn features, not after r
+        rope = compressed[..., w_uk.shape[2]:]
     k_nope = torch.einsum("btr,hrd->bhtd", rms_norm(latent) if norm else latent, w_uk)  # (B, T, r) -> (B, H, T, dn)
     if rotate == "nope":  # the rebuilt part rotated, the RoPE part not
         k_nope = apply_rope(k_nope, positions)
@@ -41,6 +42,8 @@ def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", 
         rope = apply_rope(rope, positions, interleaved=interleaved)
     elif rotate == "from_zero":
         rope = apply_rope(rope)  # positions 0..T-1 whatever the tokens' positions
+    elif rotate == "inside":  # the RoPE part cut from the whole vector rotated: pairs (i, i + (r + dR)/2)
+        rope = apply_rope(compressed, positions)[..., rank:]
     k_rope = rope[:, None].expand(-1, w_uk.shape[0], -1, -1)  # (B, T, dR) -> (B, H, T, dR): one for all heads
     key = torch.cat([k_nope, k_rope] if order == "nope_first" else [k_rope, k_nope], dim=-1)
     return apply_rope(key, positions) if rotate == "key" else key  # "key": the rebuilt keys rotated too
@@ -70,6 +73,9 @@ check_mla_keys = Exercise(
         Mistake("Your keys rotate the whole compressed vector, latent included: " + ROTATE_ONLY + "a rotated "
                 "latent would carry its token's position into W_UK's product, and the up-projection could no longer "
                 "be absorbed into the query (section 2).", answer=variant(mla_keys, rotate="all")),
+        Mistake("Your RoPE part was rotated inside the whole compressed vector, so its features were paired with the "
+                "latent's (i with i + (r + dR)/2): " + ROTATE_ONLY + "apply_rope to those alone.",
+                answer=variant(mla_keys, rotate="inside")),
         Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + ROTATE_ONLY + "a rotation between "
                 "the query and W_UK stops decoding from absorbing W_UK.", answer=variant(mla_keys, rotate="key")),
         Mistake("You rotate c W_UK, the part rebuilt from the latent, and leave the RoPE part as it is: only the RoPE "
@@ -95,6 +101,17 @@ check_mla_keys = Exercise(
                 raises=RuntimeError, match="size|shape",
                 when=lambda err, args: _says(err, args[0].shape[-1], args[1].shape[1]),
                 example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
+        Mistake("Your product meets the latent's r features with W_UK's last axis, dn: w_uk is (H, r, dn), so c's r "
+                "features go with its axis 1, and each head's rebuilt key has dn features.",
+                raises=RuntimeError, match="size|shape", when=lambda err, args: _says(err, *args[1].shape[1:]),
+                example=lambda c, w, p: torch.einsum("btr,hnr->bhtn", c[..., :w.shape[1]], w)),
+        Mistake("Your heads axis comes after the tokens: the keys are laid out (B, H, T, ...) like the queries, one "
+                "(T, ...) block per head.", answer=lambda c, w, p: mla_keys(c, w, p).transpose(1, 2)),
+        Mistake(lambda got, args: f"Your RoPE part has {got.shape[-1] - args[1].shape[2]} features: it is what "
+                "follows the latent's r = w_uk.shape[1] features in compressed, not what follows dn.",
+                when=lambda got, args: got.shape[:-1] == mla_keys(*args).shape[:-1]  # (B, H, T) right,
+                and got.shape[-1] == args[0].shape[-1] != mla_keys(*args).shape[-1],  # r + dR features, not dn + dR
+                example=variant(mla_keys, split="at_dn")),
         Mistake(lambda err, args: f"Your latent does not have W_UK's r = {args[1].shape[1]} features on a probe with "
                 f"r + dR = {args[0].shape[-1]}: read r from w_uk.shape[1] and dR from compressed.shape[-1] - r, "
                 "not from numbers written in (the probes vary both).", raises=RuntimeError, match="size|shape",
@@ -187,9 +204,22 @@ check_sink_softmax = Exercise(
                 "only, as attention paid to nothing.", when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()),
                 example=lambda s, sink: (s.exp() + sink[:, None, None].exp()) / (
                     s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
-        Mistake("Your weights dropped a score's column and kept the sink's: the sink's column is the one to drop.",
-                answer=lambda s, sink: torch.softmax(torch.cat([sink[:, None, None].expand(*s.shape[:-1], 1), s],
-                                                               dim=-1), dim=-1)[..., :-1]),
+        *[Mistake("Your weights dropped a score's column and kept the sink's: the sink's column is the one to drop.",
+                  answer=wrong) for wrong in (  # the sink's column put first, or last, and the wrong end cut
+            lambda s, sink: torch.cat([sink[:, None, None].expand(*s.shape[:-1], 1), s], -1).softmax(-1)[..., :-1],
+            lambda s, sink: torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)], -1).softmax(-1)[..., 1:])],
+        Mistake("Your denominator counts exp(sink) once per key, Tk times: the sink is one more logit in the row, and "
+                "its exponential enters the sum once.",
+                answer=lambda s, sink: _sink_softmax(s, sink + math.log(s.shape[-1]))),
+        *[Mistake("Your sink is one logit shared by every head (the heads' logits averaged or summed): each head h "
+                  "has its own, sink[h].", answer=lambda s, sink, pool=pool: _sink_softmax(s, pool(sink).expand_as(
+                      sink))) for pool in (torch.mean, torch.sum)],
+        Mistake("Your weights are normalised down each column, over the queries: each query's row is the softmax, "
+                "over its Tk scores and the sink.",
+                answer=lambda s, sink: _sink_softmax(s.transpose(-2, -1), sink).transpose(-2, -1)),
+        Mistake("Your weights are all negative: they are log-weights (log_softmax, or the log of the weights). A "
+                "weight is a share between 0 and 1.", when=lambda got: bool((got < 0).all()),
+                example=lambda s, sink: _sink_softmax(s, sink).log()),
         Mistake("Your sink is exp(0) = 1 for every head (a softmax 'off by one'): use each head's own logit, "
                 "exp(sink[h]).", answer=lambda s, sink: _sink_softmax(s, torch.zeros_like(sink))),
         Mistake("Your sink enters as exp(-sink): the sink is a logit like the scores, exponentiated as they are.",
@@ -241,6 +271,12 @@ check_qk_gain = Exercise(
         Mistake("{got} is 10 / Dh: with QK-norm the largest score with gains of 1 is sqrt(Dh), not Dh, and the gain "
                 "multiplies both the query and the key (the score grows as g^2).", when=near(TARGET / DH),
                 example=1.25),
+        Mistake("{got} is 10 / 6.4, measured against the unnormed scores: with QK-norm their size no longer counts; "
+                "the largest normed score with gains of 1 depends on Dh alone.", when=near(TARGET / 6.4),
+                example=1.56),
+        Mistake("{got} splits the factor the score must grow by into two halves, one for the query and one for the "
+                "key: but the two gains multiply the score one after the other, they do not add.",
+                when=near(TARGET / math.sqrt(DH) / 2), example=1.77),
         Mistake("{got} is a gain below 1, which shrinks the scores: a score of 10, above the largest one gains of 1 "
                 "allow, needs g above 1 (is your ratio upside down?).", when=near(1 / GAIN), example=0.53),
     ])
@@ -299,6 +335,9 @@ check_gated_output = Exercise(
         Mistake("Your gate meets the wrong features: its H*Dh features are laid out as the merged heads' (head 0's "
                 "Dh first); viewed as (B, H, T, Dh) they land on other heads and tokens.",
                 answer=variant(gated_output, gate_as_heads=True)),
+        Mistake("Your gate's features are read as (Dh, H), feature by feature across the heads: its H*Dh features are "
+                "laid out as the merged heads', head 0's Dh first.", answer=lambda hd, x, wg, wo: gated_output(
+                    hd, x, wg[:, torch.arange(wg.shape[1]).view(-1, hd.shape[1]).T.flatten()], wo)),
         Mistake("Your output has the merged heads' width: the layer ends with the output projection, w_out.",
                 answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
     ])

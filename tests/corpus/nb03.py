@@ -110,6 +110,26 @@ def ss_softmax_unscaled(q, k):
     return (q @ k.transpose(-2, -1)).softmax(-1)
 
 
+def ss_isqrt(q, k):  # L6: an integer square root, exact only at perfect-square widths
+    return q @ k.transpose(-2, -1) / math.isqrt(q.shape[-1])
+
+
+def ss_int_sqrt(q, k):  # L6
+    return q @ k.transpose(-2, -1) / int(math.sqrt(q.shape[-1]))
+
+
+def ss_float32(q, k):  # L6: float64 inputs computed (and returned) in float32
+    return q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def ss_transpose_1_2(q, k):  # L6: axes counted from the front, right for 3-D inputs only
+    return q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+
+
+def ss_bmm(q, k):  # L6: torch.bmm takes 3-D tensors only
+    return torch.bmm(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "int", lambda: 8),
@@ -195,4 +215,12 @@ ANSWERS = [
     wrong(EX4, "softmax-of-unscaled", lambda: ss_softmax_unscaled, ("softmax", "sum to 1")),
     wrong(EX4, "fixed-width", lambda: ss_fixed_width, ("notebook variable",)),
     wrong(EX4, "transpose-0-1", lambda: ss_transpose_0_1, ("transpose(0, 1)",), note="L1 #309"),
+    # population L6
+    wrong(EX1, "worked-case-copied", lambda: 2, ("d_k = 2", "worked case")),
+    wrong(EX2, "divided-by-sqrt-64-once", lambda: 4 / 8, ("too low", "Var(q_i k_i)")),
+    wrong(EX4, "isqrt", lambda: ss_isqrt, ("whole number", "isqrt", "perfect square")),
+    wrong(EX4, "int-of-sqrt", lambda: ss_int_sqrt, ("whole number", "int(", "perfect square")),
+    wrong(EX4, "float32-for-float64", lambda: ss_float32, ("float32", "dtype")),
+    wrong(EX4, "transpose-1-2", lambda: ss_transpose_1_2, ("transpose(1, 2)", "from the front")),
+    wrong(EX4, "bmm", lambda: ss_bmm, ("bmm", "3-D")),
 ]

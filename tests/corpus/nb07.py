@@ -96,6 +96,44 @@ def shift_cosine_first(k, E, base=10000.0):  # the block written for the pair (c
     return M
 
 
+def _blocks_of(k, E, angle, off_diagonal=-1.0, dtype=torch.float32):  # block i turns by angle(k * w_i)
+    M = torch.zeros(E, E, dtype=dtype)
+    for i in range(E // 2):
+        b = angle(k, i)
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = torch.tensor([[math.cos(b), math.sin(b)],
+                                                              [off_diagonal * math.sin(b), math.cos(b)]])
+    return M
+
+
+def shift_ignores_base(k, E, base=10000.0):  # L6: 10000 written in
+    return _blocks_of(k, E, lambda k, i: k * 10000.0 ** (-2 * i / E))
+
+
+def shift_frequencies_of_32(k, E, base=10000.0):  # L6: the table's E = 32 in the frequencies, an (E, E) matrix
+    return _blocks_of(k, E, lambda k, i: k * base ** (-2 * i / 32))
+
+
+def shift_k_plus_1(k, E, base=10000.0):  # L6
+    return _blocks_of(k, E, lambda k, i: (k + 1) * base ** (-2 * i / E))
+
+
+def shift_degrees(k, E, base=10000.0):  # L6: math.radians of an angle already in radians
+    return _blocks_of(k, E, lambda k, i: math.radians(k * base ** (-2 * i / E)))
+
+
+def shift_minus_lost(k, E, base=10000.0):  # L6: [[c, s], [s, c]], not a rotation
+    return _blocks_of(k, E, lambda k, i: k * base ** (-2 * i / E), off_diagonal=1.0)
+
+
+def shift_float16(k, E, base=10000.0):  # L6: right to float16's 3 digits
+    return _blocks_of(k, E, lambda k, i: k * base ** (-2 * i / E), dtype=torch.float16)
+
+
+def shift_blocks_only(k, E, base=10000.0):  # L6: the (E/2, 2, 2) blocks, not the (E, E) matrix
+    b = k * base ** (-2 * torch.arange(E // 2) / E)
+    return torch.stack([torch.stack([b.cos(), b.sin()], -1), torch.stack([-b.sin(), b.cos()], -1)], -2)
+
+
 # Exercise 3: rope_rotate_half(x, positions, theta), pair i = features (i, i + D/2), angle positions[t] * theta[i]
 def rope_llama(x, positions, theta):  # Hugging Face's rotate_half, and cos/sin of width D
     def rotate_half(t):
@@ -199,6 +237,27 @@ def rope_2d_only(x, positions, theta):  # written for x (T, D)
     return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], dim=1)
 
 
+def rope_one_sign_wrong(x, positions, theta):  # L6: the second half b cos - a sin
+    a, b = x.chunk(2, dim=-1)
+    angle = positions[:, None] * theta
+    return torch.cat([a * angle.cos() - b * angle.sin(), b * angle.cos() - a * angle.sin()], dim=-1)
+
+
+def rope_theta_reversed(x, positions, theta):  # L6
+    return rope_chunk(x, positions, theta.flip(0))
+
+
+def rope_in_float32(x, positions, theta):  # L6: float64 inputs computed (and returned) in float32
+    return rope_chunk(x.float(), positions, theta.float())
+
+
+def rope_mirror_pairs(x, positions, theta):  # L6: feature i paired with D - 1 - i
+    angle = positions[:, None] * theta
+    h = x.shape[-1] // 2
+    a, b = x[..., :h], x[..., h:].flip(-1)
+    return torch.cat([a * angle.cos() - b * angle.sin(), (b * angle.cos() + a * angle.sin()).flip(-1)], -1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "list", lambda: [2, 1, 0]),
@@ -261,4 +320,16 @@ ANSWERS = [
     wrong(EX4, "line-E", lambda: "A, E", ("not one of them",)),
     wrong(EX4, "three-lines", lambda: {"A", "C", "D"}, ("two", "D", "cached")),
     wrong(EX4, "B-and-D", lambda: {"B", "D"}, ("B", "D", "right", "correct")),
+    # population L6
+    wrong(EX2, "ignores-base", lambda: shift_ignores_base, ("ignores base",)),
+    wrong(EX2, "frequencies-of-E-32", lambda: shift_frequencies_of_32, ("follow E", "E = 32")),
+    wrong(EX2, "k-plus-1", lambda: shift_k_plus_1, ("k + 1",)),
+    wrong(EX2, "degrees", lambda: shift_degrees, ("degrees", "radians")),
+    wrong(EX2, "minus-lost", lambda: shift_minus_lost, ("not rotations", "same sign", "minus")),
+    wrong(EX2, "float16", lambda: shift_float16, ("float16", "digits")),
+    wrong(EX2, "blocks-only", lambda: shift_blocks_only, ("blocks", "(E, E)")),
+    wrong(EX3, "one-sign-wrong", lambda: rope_one_sign_wrong, ("wrong sign", "sin")),
+    wrong(EX3, "theta-reversed", lambda: rope_theta_reversed, ("reverse",)),
+    wrong(EX3, "float32-for-float64", lambda: rope_in_float32, ("float32", "dtype")),
+    wrong(EX3, "mirror-pairs", lambda: rope_mirror_pairs, ("D - 1 - i",)),
 ]

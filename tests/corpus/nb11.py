@@ -300,6 +300,66 @@ def gate_per_head(heads, x, w_gate, w_out):  # the gate averaged over each head'
     return (heads.transpose(1, 2) * g).reshape(B, T, H * Dh) @ w_out
 
 
+def keys_rope_cut_from_whole(compressed, w_uk, positions):  # L6: the whole vector rotated, then split
+    r = w_uk.shape[1]
+    rot = attnlib.apply_rope(compressed, positions)
+    nope = torch.einsum("btr,hrn->bhtn", compressed[..., :r], w_uk)
+    return torch.cat([nope, rot[..., r:][:, None].expand(-1, w_uk.shape[0], -1, -1)], -1)
+
+
+def keys_heads_after_tokens(compressed, w_uk, positions):  # L6: (B, T, H, d)
+    r = w_uk.shape[1]
+    nope = torch.einsum("btr,hrn->bthn", compressed[..., :r], w_uk)
+    rope = attnlib.apply_rope(compressed[..., r:], positions)[:, :, None].expand(-1, -1, w_uk.shape[0], -1)
+    return torch.cat([nope, rope], -1)
+
+
+def keys_split_at_dn(compressed, w_uk, positions):  # L6: the RoPE part cut after dn features
+    r, dn = w_uk.shape[1], w_uk.shape[2]
+    nope = torch.einsum("btr,hrn->bhtn", compressed[..., :r], w_uk)
+    rope = attnlib.apply_rope(compressed[..., dn:], positions)[:, None].expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([nope, rope], -1)
+
+
+def keys_w_uk_transposed(compressed, w_uk, positions):  # L6: the latent contracted with W_UK's last axis
+    r = w_uk.shape[1]
+    nope = torch.einsum("btr,hnr->bhtn", compressed[..., :r], w_uk)
+    rope = attnlib.apply_rope(compressed[..., r:], positions)[:, None].expand(-1, w_uk.shape[0], -1, -1)
+    return torch.cat([nope, rope], -1)
+
+
+def sink_first_column_dropped(scores, sink):  # L6: the sink's column kept, a score's dropped
+    col = sink[:, None, None].expand(*scores.shape[:-1], 1)
+    return torch.softmax(torch.cat([scores, col], -1), -1)[..., 1:]
+
+
+def sink_over_queries(scores, sink):  # L6: the softmax over the query axis
+    col = sink[:, None, None].expand(scores.shape[0], -1, 1, scores.shape[-1])
+    return torch.softmax(torch.cat([scores, col], -2), -2)[..., :-1, :]
+
+
+def sink_once_per_key(scores, sink):  # L6: exp(sink) counted Tk times
+    m = torch.maximum(scores.amax(-1, keepdim=True), sink[:, None, None])
+    e = (scores - m).exp()
+    return e / (scores.shape[-1] * (sink[:, None, None] - m).exp() + e.sum(-1, keepdim=True))
+
+
+def sink_log_weights(scores, sink):  # L6: log_softmax
+    col = sink[:, None, None].expand(*scores.shape[:-1], 1)
+    return torch.log_softmax(torch.cat([scores, col], -1), -1)[..., :-1]
+
+
+def sink_averaged_over_heads(scores, sink):  # L6: one sink for every head
+    col = sink.mean().expand(*scores.shape[:-1], 1)
+    return torch.softmax(torch.cat([scores, col], -1), -1)[..., :-1]
+
+
+def gate_read_dh_major(heads, x, w_gate, w_out):  # L6: the gate's features read as (Dh, H)
+    B, H, T, Dh = heads.shape
+    g = torch.sigmoid(x @ w_gate).view(B, T, Dh, H).permute(0, 3, 1, 2)
+    return (heads * g).transpose(1, 2).reshape(B, T, H * Dh) @ w_out
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "split-einsum", lambda: keys_split),
@@ -379,4 +439,17 @@ ANSWERS = [
     wrong(EX5, "gate-added", lambda: gate_added, ("added",)),
     wrong(EX5, "features-dh-major", lambda: gate_dh_major_merge, ("(Dh, H)",)),
     wrong(EX5, "one-gate-per-head", lambda: gate_per_head, ("one value per head",)),
+    # population L6
+    wrong(EX1, "rope-cut-from-whole", lambda: keys_rope_cut_from_whole, ("whole compressed", "paired")),
+    wrong(EX1, "heads-after-tokens", lambda: keys_heads_after_tokens, ("after the tokens",)),
+    wrong(EX1, "split-at-dn", lambda: keys_split_at_dn, ("not what follows dn",)),
+    wrong(EX1, "w_uk-transposed", lambda: keys_w_uk_transposed, ("last axis", "axis 1")),
+    wrong(EX3, "first-column-dropped", lambda: sink_first_column_dropped, ("sink's column",)),
+    wrong(EX3, "over-queries", lambda: sink_over_queries, ("over the queries",)),
+    wrong(EX3, "sink-once-per-key", lambda: sink_once_per_key, ("once per key", "Tk times")),
+    wrong(EX3, "log-weights", lambda: sink_log_weights, ("log",)),
+    wrong(EX3, "sink-averaged-over-heads", lambda: sink_averaged_over_heads, ("shared by every head",)),
+    wrong(EX4, "ratio-to-unnormed", lambda: 10 / 6.4, ("unnormed",)),
+    wrong(EX4, "factor-halved", lambda: 10 / 8**0.5 / 2, ("halves", "multiply")),
+    wrong(EX5, "gate-read-dh-major", lambda: gate_read_dh_major, ("(Dh, H)",)),
 ]
