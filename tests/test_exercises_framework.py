@@ -462,6 +462,9 @@ def test_a_result_narrower_than_its_inputs_is_not_accepted(capsys):
                             "float32 inputs: keep the inputs' dtype (or a wider one), so that no precision is lost.")
     check_function("Exercise 4", lambda s: torch.softmax(s.double(), dim=-1), [(x,)], _softmax_ref)
     assert line(capsys) == "Exercise 4: correct."
+    check_function("Exercise 2", lambda n: torch.eye(n, dtype=torch.float16), [(3,)], lambda n: torch.eye(n))
+    assert line(capsys) == ("Exercise 2: not yet. On inputs 3 your function returns float16 for inputs that are "
+                            "numbers: keep float32 (or a wider one), so that no precision is lost.")
 
 
 # --- probes and the fallback hint ------------------------------------------------------------------

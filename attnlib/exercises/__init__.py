@@ -667,11 +667,13 @@ class Exercise:
                 if not same(again, got, atol=0.0, rtol=0.0, equal_nan=True):
                     return Verdict("not yet", self.same_twice)
             dtype = _input_dtype(args)
-            narrow = [t for t in _floating_results(got) if dtype is not None and narrower(t.dtype, dtype) != dtype]
+            floor = dtype or torch.float32  # without floating inputs, a half-precision result loses digits too
+            narrow = [t for t in _floating_results(got) if narrower(t.dtype, floor) != floor]
             if narrow:
+                inputs, keep = (f"{_dtype_name(dtype)} inputs", "the inputs' dtype") if dtype else (
+                    "inputs that are numbers", "float32")
                 return Verdict("not yet", f"On {where} your function returns {_dtype_name(narrow[0].dtype)} for "
-                                          f"{_dtype_name(dtype)} inputs: keep the inputs' dtype (or a wider one), "
-                                          "so that no precision is lost.")
+                                          f"{inputs}: keep {keep} (or a wider one), so that no precision is lost.")
             if self.reference is None:  # a property exercise: right unless a property fails
                 verdict = self._matching(got, args, mistakes, dtype, self.atol, self.rtol)
                 if verdict is not None:

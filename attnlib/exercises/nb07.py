@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from . import Exercise, Mistake, Probe, Verdict, read_value, variant
+from . import Exercise, Mistake, Probe, read_value, variant
 
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_shift_matrix"]
 
@@ -65,24 +65,7 @@ def shift_matrix(k: int, E: int, base: float = 10000.0, *, two: float = 2.0, fea
     return M
 
 
-class _ShiftExercise(Exercise):
-    """Exercise 2's checker, which also refuses a float16 or bfloat16 M_k, right to its 3 digits only. Local: the
-    framework keeps a result in its tensor inputs' dtype, and k, E and base are numbers."""
-
-    def _judge_function(self, function: Any) -> Verdict:
-        verdict = super()._judge_function(function)
-        try:
-            dtype = function(*self.probe_list()[0].args).dtype if verdict.verdict == "correct" else None
-        except Exception:  # a result without a dtype keeps its verdict
-            dtype = None
-        if dtype in (torch.float16, torch.bfloat16):
-            return Verdict("not yet", f"Your M_k is {str(dtype)[6:]}, which keeps about 3 significant digits: the "
-                                      "cells after this one compare M_k PE(t) with PE(t + k) to 1e-5. Build it in "
-                                      "the table's dtype (or a wider one).")
-        return verdict
-
-
-check_shift_matrix = _ShiftExercise(
+check_shift_matrix = Exercise(
     "Exercise 2", reference=shift_matrix,
     probes=[*(Probe((k, E), f"k = {k}, E = {E}") for k, E in ((5, 32), (1, 6), (3, 4), (12, 8))),
             Probe((2, 10, 500.0), "k = 2, E = 10, base = 500")],
