@@ -36,8 +36,11 @@ check_key1_column = Exercise(
                 "normalise the column over the 2 queries.", answer=(0.0, 0.0)),
         Mistake(lambda got: f"{_pair(got)} splits one unit over the 3 keys; dim=-2 normalises over the 2 queries.",
                 answer=(1 / 3, 1 / 3)),
+        Mistake(lambda got: f"{_pair(got)} has 3 numbers, one per key, as a query's row does: key 1's column holds "
+                "one weight per query.", when=lambda got: len(got) == 3, example=(0.88, 0.5, 0.12)),
         Mistake(lambda got: f"{_pair(got)} is another key's column: key 1 is the middle one (keys count from 0).",
-                when=lambda got: abs(max(got) - 0.8808) < 0.01 and abs(min(got) - 0.1192) < 0.01, example=(0.88, 0.12)),
+                when=lambda got: len(got) == 2 and abs(max(got) - 0.8808) < 0.01 and abs(min(got) - 0.1192) < 0.01,
+                example=(0.88, 0.12)),
         Mistake(lambda got: f"Your column sums to {sum(got):.4g}: with dim=-2 every key's column sums to 1.",
                 when=lambda got: len(got) == 2 and abs(sum(got) - 1) > 0.02, example=(0.3, 0.4)),
     ])
@@ -59,11 +62,19 @@ def _key_major_probes() -> list[Probe]:
     return [Probe((HAND,), "the hand-made lookup, (Tk, Tq) = (3, 2)"),
             Probe((torch.randn(2, 5, 4, generator=g),), "(B, Tk, Tq) = (2, 5, 4)"),
             Probe((torch.randn(2, 4, 4, generator=g),), "(B, Tk, Tq) = (2, 4, 4)"),
-            Probe((torch.randn(2, 3, 6, 4, generator=g),), "(B, H, Tk, Tq) = (2, 3, 6, 4)")]
+            Probe((torch.randn(2, 3, 6, 4, generator=g),), "(B, H, Tk, Tq) = (2, 3, 6, 4)"),
+            Probe((torch.randn(1, 4, 3, generator=g),), "a batch of one, (B, Tk, Tq) = (1, 4, 3)")]
 
 
-_ALL_AXES = ("Your function is right on a matrix but not with a batch in front: `.T` and transpose(0, 1) move the "
-             "batch axis. Swap only the last two axes.")
+def _scale(got: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """k per row where log(got) = k * scores + a constant of the row (weights = softmax(k * scores)); NaN elsewhere."""
+    a, b = (t.real.double() - t.real.double().mean(-1, keepdim=True) for t in (got.log(), scores))
+    k = (a * b).sum(-1) / (b * b).sum(-1)
+    return torch.where(torch.isclose(a, k[..., None] * b, atol=1e-4).all(-1), k, torch.nan)
+
+
+_ALL_AXES = ("Your function is right on a matrix but not with a batch in front: `.T`, transpose(0, 1) or "
+             "transpose(0, -1) move the batch axis. Swap only the last two axes.")
 
 check_key_major_weights = Exercise(
     "Exercise 2", reference=key_major_weights, probes=_key_major_probes,
@@ -71,14 +82,15 @@ check_key_major_weights = Exercise(
     f"{row_sums(got)}: each row of the result is one query, and its weights over the keys must sum to 1.",
     correct="The keys are the axis to normalise over, wherever they sit; the result is back in (..., Tq, Tk).",
     mistakes=[
-        Mistake("Your softmax ran over the last axis, which here is the queries: each key's weights over the queries "
-                "sum to 1. Normalise over the keys' axis.", answer=lambda s: torch.softmax(s, -1).mT),
+        Mistake("Your softmax ran over the last axis, which here is the queries (on the 2-D hand-made lookup so does "
+                "dim=1, an axis counted from the front): each key's weights over the queries sum to 1. Normalise over "
+                "the keys' axis, counted from the back.", answer=lambda s: torch.softmax(s, -1).mT),
         Mistake("Your softmax ran over the last axis, which here is the queries, and the result is still key-major. "
                 "Normalise over the keys, and return one row per query.", answer=variant(torch.softmax, dim=-1)),
         Mistake("Your weights are normalised over the keys, but still laid out (..., Tk, Tq): return them as "
                 "(..., Tq, Tk), one row per query.", answer=variant(torch.softmax, dim=-2)),
-        Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.T, -1)),
-        Mistake(_ALL_AXES, answer=lambda s: torch.softmax(s.transpose(0, 1), -1)),
+        Mistake(_ALL_AXES, when=lambda got, args: got.shape[:-2] != args[0].shape[:-2]
+                and sorted(got.shape) == sorted(args[0].shape), example=lambda s: torch.softmax(s.T, -1)),
         Mistake("Your weights have the right shape, but reshape (or view) only regroups the numbers in their stored "
                 "order: it does not swap axes, so a row mixes several queries' scores. Swap the two axes instead.",
                 answer=lambda s: torch.softmax(s.reshape(*s.shape[:-2], s.shape[-1], s.shape[-2]), -1)),
@@ -89,6 +101,14 @@ check_key_major_weights = Exercise(
                 "lookup's weights again: it reads a notebook variable (scores_hand?) instead of its argument, scores.",
                 when=lambda got, args: args[0].shape != HAND.shape and same(got, key_major_weights(HAND)),
                 example=lambda s: key_major_weights(HAND)),
+        Mistake(lambda got, args: f"On scores of shape {tuple(args[0].shape)} your result has shape "
+                f"{tuple(got.shape)}: an axis of size 1 was dropped (.squeeze()?). Keep every axis in front.",
+                when=lambda got, args: got.dim() < args[0].dim() and 1 in args[0].shape,
+                example=lambda s: torch.softmax(s.mT, -1).squeeze()),
+        Mistake(lambda got, args: f"Your weights are {'flatter' if _scale(got, args[0].mT).mean() < 1 else 'sharper'} "
+                "than the softmax of the scores: something scales them (a temperature, such as the 1/sqrt(d_k) of "
+                "section 5) that this exercise does not ask for.", when=lambda got, args: bool(
+                    (_scale(got, args[0].mT) > 0).all()), example=lambda s: torch.softmax(s.mT / 2, -1)),
         Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {args[0].dim()}-D scores: it numbers "
                 "an axis from the front (dim=1, transpose(1, 2), permute(0, 2, 1)), which fits one number of axes "
                 "only. Count from the back, as section 4 does.", raises=(IndexError, RuntimeError),
@@ -188,6 +208,19 @@ check_stable_softmax = Exercise(
                 "and the sum all run along the last axis, the keys.",
                 example=lambda x: _naive(x - x.amax(dim=-2, keepdim=True), dim=-2),
                 when=lambda got: _sums_to_one(got, -2) and not _sums_to_one(got, -1)),
+        Mistake(lambda got: f"Your rows sum to {row_sums(got)}: a softmax divides each row's exponentials by their "
+                "own sum, that row's and no other's, so that every row sums to 1.",
+                when=lambda got, args: got.shape == args[0].shape and bool((got >= 0).all())
+                and not _sums_to_one(got, -1),
+                example=lambda x: _naive(x - x.amax(-1, keepdim=True), dim=(-2, -1))),
+        Mistake("Some of your rows are uniform though their scores differ: clamping the scores changes "
+                "them, and so their weights. Section 6's property changes no weight: use that instead.",
+                when=lambda got, args: bool(((got.amax(-1) - got.amin(-1) < 1e-6) & (args[0].std(-1) > 0)).any()),
+                example=lambda x: _naive(x.clamp(-80, 80))),
+        Mistake("Your function raised TypeError: x.max(dim=...) returns a pair (values, indices), not a tensor. Take "
+                "its .values, or use x.amax(...), which returns the values alone.", raises=TypeError,
+                match=r"return_types\.max\b",
+                example=lambda x: x - x.max(dim=-1, keepdim=True)),
     ])
 
 
@@ -242,6 +275,13 @@ check_temperature_softmax = Exercise(
                 "the scores before it.", answer=lambda s, t: torch.softmax(s, dim=-1) / t.reshape(-1, 1, 1)),
         Mistake("Every head was divided by head 0's temperature: each head's scores need its own tau.",
                 answer=lambda s, t: torch.softmax(s / t[0], dim=-1)),
+        Mistake("Every head was divided by the same temperature (tau's mean, or another single number): each head's "
+                "scores need its own tau[h].", when=lambda got, args: bool(
+                    (_scale(got, args[0]) - _scale(got, args[0]).flatten()[0]).abs().max() < 1e-4),
+                example=lambda s, t: torch.softmax(s / t.mean(), dim=-1)),
+        Mistake("Your function divides by the notebook's temperatures, tau = [0.5, 1, 4], not by the tau it is given "
+                "(a global read, or the numbers written in): use its argument.",
+                answer=lambda s, t: per_head(s, torch.tensor([0.5, 1.0, 4.0]))),
         Mistake(lambda got: f"Your rows sum to {row_sums(got)}: the softmax ran over the {_normalised_over(got)}, "
                 "not over the keys.", when=lambda got: bool(_normalised_over(got)),
                 example=lambda s, t: torch.softmax(s / t.reshape(-1, 1, 1), dim=-2)),

@@ -46,9 +46,10 @@ check_features_shape = Exercise(
         Mistake("{got} ends with a width of the inputs. W_q and W_k project the query and the key to the same h "
                 "numbers, which are added, not concatenated: the last axis is h.", example=(B, TQ, TK, DK),
                 when=lambda a: len(a) == 4 and tuple(a[:3]) == (B, TQ, TK) and a[3] in (DK, DQ + DK)),
+        Mistake("{got} has as many keys as queries: 10 is Tq (or the length of \"2026.02.07\"). The keys of a text "
+                "are its characters, padded to the longest text.", answer=(B, TQ, TQ, H)),
         Mistake("{got} stops at the shortest texts. The keys are padded to the longest text, and every padded "
-                "position is a key too (the mask comes later).", example=(B, TQ, 8, H),
-                when=lambda a: len(a) == 4 and tuple(a[:2]) == (B, TQ) and a[2] in (8, 10) and a[3] == H),
+                "position is a key too (the mask comes later).", answer=(B, TQ, 8, H)),
         Mistake("{got} is one side only, the projected queries or keys (with or without an axis of size 1). The "
                 "two broadcast against each other: one h-vector for every (query, key) pair.", example=(B, TQ, 1, H),
                 when=lambda a: tuple(a) in ((B, TQ, H), (B, TK, H), (B, TQ, 1, H), (B, 1, TK, H))),
@@ -58,13 +59,13 @@ check_features_shape = Exercise(
 
 # --- Exercise 2: the scores of every pair, by broadcasting ---------------------------------------------------
 
-def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", reduce="w_v", new_axes=(2, 1)):
+def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", reduce="w_v", new_axes=(2, 1), squash=torch.tanh):
     """(B, Tq, Dq), (B, Tk, Dk), W_q (h, Dq), W_k (h, Dk), w_v (h,) -> (B, Tq, Tk); the keywords make a mistake."""
     q, k = queries @ W_q.T, keys @ W_k.T  # (B, Tq, h), (B, Tk, h)
     if tanh_at == "sides":
         q, k = torch.tanh(q), torch.tanh(k)
     summed = q.unsqueeze(new_axes[0]) + k.unsqueeze(new_axes[1])  # (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h)
-    features = torch.tanh(summed) if tanh_at == "sum" else summed
+    features = squash(summed) if tanh_at == "sum" else summed
     if reduce == "sum":
         return features.sum(dim=-1)
     return torch.tanh(features @ w_v) if tanh_at == "after" else features @ w_v  # (B, Tq, Tk, h) @ (h,) -> (B, Tq, Tk)
@@ -127,11 +128,24 @@ check_pair_scores = Exercise(
                 "w_v full of ones).", answer=variant(pair_scores, reduce="sum")),
         Mistake("No tanh: without it the query's part of the score is constant along its row, and the softmax ignores "
                 "it. Apply tanh to the (B, Tq, Tk, h) sum before w_v.", answer=variant(pair_scores, tanh_at="none")),
+        Mistake("Your scores keep a last axis of size 1: w_v went in as a column (h, 1). The scores are (B, Tq, Tk): "
+                "use w_v as it is given, (h,), or drop that axis.",
+                when=lambda got: got.dim() == 4 and got.shape[-1] == 1,
+                example=lambda *a: pair_scores(*a[:4], a[4][:, None])),
         Mistake(lambda got: f"Your output has shape {tuple(got.shape)}: the (B, Tq, Tk, h) tanh features. Finish with "
                 "w_v, which turns each pair's h numbers into one score.", when=lambda got: got.dim() == 4,
                 example=lambda *a: torch.tanh((a[0] @ a[2].T).unsqueeze(2) + (a[1] @ a[3].T).unsqueeze(1))),
         Mistake("Your rows sum to 1: you returned softmax weights. The exercise asks for the raw scores; the softmax "
                 "comes later, after the mask.", answer=lambda *a: pair_scores(*a).softmax(dim=-1)),
+        Mistake("Your scores are right for the first text only: the others met the first text's keys (or queries). "
+                "Every text's queries meet its own keys.", example=lambda q, k, *w: pair_scores(q, k[:1], *w),
+                when=lambda got, args: got.shape[0] > 1 and torch.allclose(got[0], pair_scores(*args)[0], atol=1e-5)),
+        Mistake("You used relu: the additive score squashes the sum with tanh, which keeps negative parts (relu zeroes "
+                "them).", answer=variant(pair_scores, squash=torch.relu)),
+        Mistake("Your scores are the weighted sums divided by h, a mean over the hidden units: the score is w_v's "
+                "weighted sum itself.", answer=lambda *a: pair_scores(*a) / len(a[4])),
+        Mistake("You used |w_v|: the signs of w_v matter, a negative weight lowers the score.",
+                answer=lambda *a: pair_scores(*a[:4], a[4].abs())),
         Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a weight went into a "
                 "product as it is stored. W_q is (h, Dq) and W_k (h, Dk), as in section 1: a (..., Dq) input needs "
                 "W_q's transpose, and the keys W_k's.", raises=RuntimeError,
@@ -234,6 +248,10 @@ check_masked_weights = Exercise(
         Mistake(f"Your mask has {TK} keys whatever the scores, the running example's Tk (a {TK} written in, or the "
                 "notebook's mask): take the number of keys from the scores.", raises=(RuntimeError, ValueError),
                 match=rf"\b{TK}\b", example=lambda s, v: s.masked_fill(torch.arange(TK) >= v[:, None, None], 0.0)),
+        Mistake(f"Your mask has {B} texts whatever the scores: it is built from the notebook's valid_lens (the running "
+                "example's 3 lengths), not from the lengths the function is given.", raises=(RuntimeError, ValueError),
+                match=rf"\({B}[,)]", when=lambda err, args: len(args[1]) != B,
+                example=lambda s, v: masked_weights(s, torch.tensor([15, 8, 10]))),
         Mistake("Your mask does not line up with the (B, Tq, Tk) scores: the keys are their last axis, so a mask "
                 "from the lengths is (B, 1, Tk), as section 3's.",
                 raises=(RuntimeError, ValueError), match="size|shape|broadcast|dimension",

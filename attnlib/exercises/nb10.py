@@ -4,6 +4,7 @@ predicted losses or scores and the induction targets, each with a table of the n
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 
@@ -65,6 +66,12 @@ def _uniform(x, v, b, t):
     return bool(((counts > 0.5) & (counts < 2)).all())
 
 
+def _sizes(err) -> tuple[int, int]:
+    """(a, b) of torch's "... (a) must match the existing size (b)": a slice of b tokens written into one of a."""
+    return tuple(map(int, re.search(r"\((\d+)\) must match the (?:existing size|size of tensor b) \((\d+)\)",
+                                    str(err)).groups()))
+
+
 APART = "the second must start at least repeat_len tokens after the first (second >= first + repeat_len)."
 
 check_repeated_batch = Exercise(
@@ -90,6 +97,16 @@ check_repeated_batch = Exercise(
                 example=_batch_with(after=lambda x, f, s, g: (x, s, f))),
         Mistake("Your two copies overlap: " + APART, when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
                 example=_batch_with(gap=lambda room, g: -torch.ones_like(room))),
+        Mistake(lambda err, args: f"Your function raised RuntimeError on repeated_batch{args[:4]}: it copies "
+                f"{_sizes(err)[1]} tokens where repeat_len is {args[2]}, a size written in (the notebook's T = {T}, "
+                "L = 10?). Read every size from the arguments.", raises=RuntimeError,
+                when=lambda err, args: _sizes(err)[1] != args[2],  # the example: a no-op at T = 32, L = 10 only
+                example=_batch_with(after=lambda x, f, s, g: [x[:, 22:32].copy_(x[:, -10:]), x, f, s][1:])),
+        Mistake("Your function raised an error because a copy ran off the end of the sequence (second + repeat_len > "
+                "seq_len): check the largest start your draw can give (rounding, not truncating, gives one more).",
+                raises=(RuntimeError, IndexError), when=lambda err, args: "out of bounds" in str(err) or (
+                    _sizes(err)[0] < args[2] == _sizes(err)[1]),
+                example=_batch_with(gap=lambda room, g: (torch.rand(room.shape, generator=g) * room).round().long())),
         Mistake("Your copy writes the segment over its own source (torch: 'refer to a single memory location'): "
                 "your two copies overlap; " + APART, raises=RuntimeError, match="single memory location",
                 example=_batch_with(after=lambda x, f, s, g: x[0, 1:].copy_(x[0, :-1]))),  # overlapping slices
@@ -154,22 +171,22 @@ NEGATIVE = Mistake("Your loss is negative, and a loss never is: it is minus the 
 check_untrained_loss = Exercise(
     "Exercise 2", expected=math.log(VOCAB), decimals=1, read=as_number,
     correct=f"ln 64 = {math.log(VOCAB):.2f} nats: a uniform guess over 64 tokens, on every position alike.",
-    diagnose=_direction("Too low for a model that knows nothing: it gives each of the 64 tokens the same probability, "
-                        "and the loss is minus the log of the right token's.", "Too high: a model that knows nothing "
-                        "gives each of the 64 tokens the same probability; the loss is minus its natural log."),
+    diagnose=_direction("Too low for a model that knows nothing: it cannot beat a uniform guess over the 64 tokens.",
+                        "Too high: a model that knows nothing does no worse than a uniform guess over the 64 tokens."),
     mistakes=[
         NEGATIVE,
         Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
                 when=near(math.log2(VOCAB), tol=0.05), example=6),
-        Mistake("{got} is the probability of the right token; the loss is minus its natural log.",
+        Mistake("{got} is a probability (the right token's, under a uniform guess), not a loss: cross-entropy turns a "
+                "probability into nats.",
                 when=near(1 / VOCAB, tol=0.002), example=1 / 64),
-        Mistake("{got} is the number of tokens; the loss is minus the natural log of the probability of one of them.",
+        Mistake("{got} is the number of tokens, not a loss: a loss is minus the log of a probability.",
                 when=near(VOCAB, tol=0.5), example=64),
         Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log.",
                 when=near(math.log10(VOCAB), tol=0.05), example=1.81),
         Mistake("A loss of 0 means the model is sure and right; an untrained model knows nothing and guesses "
                 "uniformly.", when=near(0.0, tol=0.005), example=0),
-        Mistake("{got} is ln T, a guess over the 32 positions; the model guesses a token, one of the V = 64 of the "
+        Mistake("{got} is ln T, as if the model guessed among the 32 positions; it guesses the next token, from the "
                 "vocabulary.", when=near(math.log(T), tol=0.05), example=math.log(32)),
     ])
 
@@ -184,6 +201,8 @@ check_even_spread_score = Exercise(
     diagnose=_direction("Too low: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1.",
                         "Too high: average 1 / (number of keys query i may see) over the queries i = 1 .. T - 1."),
     mistakes=[
+        Mistake("{got} looks like a percentage: the score is a share of a query's weight, a number between 0 and 1.",
+                when=near(100 * EVEN_SPREAD, tol=1.25), example=9.87),
         Mistake("{got} is 1/(T - 1), as if every query spread its weight over T - 1 keys; the causal mask lets query i "
                 "see only the i + 1 keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
                 when=near(1 / (T - 1), tol=0.0005), example=1 / 31),
@@ -241,6 +260,14 @@ check_induction_targets = Exercise(
             "head attends to, and the token it predicts next.",
     mistakes=[
         INT64,
+        Mistake("You point at the previous position, a previous-token head's target (section 4); an induction head's "
+                "target depends on where the query's token came up before.",
+                answer=lambda x: torch.arange(-1, x.shape[-1] - 1).expand_as(x)),
+        Mistake("Every row got row 0's targets: each row of tokens has its own earlier occurrences.",
+                when=lambda got, args: len(args[0]) > 1 and torch.equal(got, _targets(args[0][:1]).expand_as(got)),
+                example=lambda x: _targets(x[:1]).expand_as(x)),
+        Mistake("You point one position too far: an induction head attends to the token right after the earlier "
+                "occurrence, the one it copies.", answer=variant(_targets, shift=2)),
         Mistake("You point at the earlier occurrence itself (the same token as the query); an induction head attends "
                 "to the token right after it, the one it copies: position j + 1.", answer=variant(_targets, shift=0)),
         Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at i + 1, a "
@@ -278,8 +305,8 @@ check_ablation_loss = Exercise(
         Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "
                 "induction heads gone the model can only guess.",
                 when=lambda got: isinstance(got, (int, float)) and 0 <= got < 2.0, example=0.5),
-        Mistake("{got} is in bits (log2 64); the losses here are in nats, natural logs.",
+        Mistake("{got} is in bits (log2); the losses here are in nats, natural logs.",
                 when=near(math.log2(VOCAB), tol=0.3), example=6),
-        Mistake("64 is the number of tokens; a uniform guess over them costs minus the log of 1/64.",
+        Mistake("{got} is the number of tokens, not a loss: a loss is minus the log of a probability.",
                 when=near(VOCAB, tol=1.0), example=64),
     ])

@@ -1,5 +1,6 @@
 """Notebook 02 (softmax axes): learner answers to its five exercises."""
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -271,6 +272,54 @@ def tau_first_only(scores, tau):
     return torch.softmax(scores / tau[0], dim=-1)
 
 
+# Learner population L5 (notes/learners/L5): answers that found a gap in the checkers
+NOTEBOOK_TAU = torch.tensor([0.5, 1.0, 4.0])  # stands for the notebook's tau, (H,) = (3,)
+
+
+def km_squeeze(scores):  # drops every axis of size 1: a batch of one, one head, one query
+    return torch.softmax(scores.mT, dim=-1).squeeze()
+
+
+def km_dim1_then_transpose(scores):  # dim=1 is the keys only for 3-D scores
+    return torch.softmax(scores, dim=1).transpose(-2, -1)
+
+
+def km_transpose_0_last(scores):  # transpose(0, -1) is .T on a matrix only
+    return torch.softmax(scores, dim=-2).transpose(0, -1)
+
+
+def km_scaled(scores):  # a 1/sqrt temperature the exercise does not ask for
+    return torch.softmax(scores.mT / math.sqrt(scores.shape[-1]), dim=-1)
+
+
+def sm_global_sum(x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.sum()
+
+
+def sm_divide_by_max(x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.amax(dim=-1, keepdim=True)
+
+
+def sm_max_namedtuple(x):  # x.max(dim=...) is (values, indices)
+    e = torch.exp(x - x.max(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def sm_clamp(x):
+    e = torch.exp(x.clamp(-80, 80))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def tau_global(scores, t):  # the notebook's tau, not the argument
+    return torch.softmax(scores / NOTEBOOK_TAU[:, None, None], dim=-1)
+
+
+def tau_written_in(scores, tau):
+    return torch.softmax(scores / torch.tensor([0.5, 1.0, 4.0])[:, None, None], dim=-1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuple", lambda: (0.5, 0.5)),
@@ -344,7 +393,7 @@ ANSWERS = [
     wrong(EX5, "subtracted", lambda: tau_subtract, ("subtract", "divides")),
     wrong(EX5, "ignored", lambda: tau_ignored, ("not used", "without any temperature")),
     wrong(EX5, "wrong-axis", lambda: tau_wrong_axis, ("axis", "keys")),
-    wrong(EX5, "one-for-all-heads", lambda: tau_one_for_all),
+    wrong(EX5, "one-for-all-heads", lambda: tau_one_for_all, ("same temperature",)),
     # Learner population L1
     wrong(EX2, "reshape-for-transpose", lambda: km_reshape, ("reshape",)),
     wrong(EX2, "normalised-without-exp", lambda: km_no_exp, ("exp",)),
@@ -361,4 +410,16 @@ ANSWERS = [
     wrong(EX4, "adds-the-max", lambda: sm_adds_max, ("constant",)),
     wrong(EX5, "softmax-over-heads", lambda: tau_softmax_over_heads, ("heads",)),
     wrong(EX5, "first-temperature-only", lambda: tau_first_only, ("head 0", "own")),
+    # Learner population L5
+    wrong(EX1, "a-query-row", lambda: (0.88, 0.5, 0.12), ("row",)),
+    wrong(EX2, "squeeze", lambda: km_squeeze, ("squeeze", "size 1")),
+    wrong(EX2, "dim-1-then-transpose", lambda: km_dim1_then_transpose, ("dim=1",)),
+    wrong(EX2, "transpose-0-last", lambda: km_transpose_0_last, ("transpose(0, -1)",)),
+    wrong(EX2, "scaled-by-sqrt", lambda: km_scaled, ("scales", "temperature")),
+    wrong(EX4, "global-sum", lambda: sm_global_sum, ("own sum",)),
+    wrong(EX4, "divide-by-max", lambda: sm_divide_by_max, ("own sum",)),
+    wrong(EX4, "max-namedtuple", lambda: sm_max_namedtuple, ("(values, indices)",)),
+    wrong(EX4, "clamp", lambda: sm_clamp, ("clamp",)),
+    wrong(EX5, "notebook-tau-global", lambda: tau_global, ("notebook's temperatures",)),
+    wrong(EX5, "notebook-tau-written-in", lambda: tau_written_in, ("notebook's temperatures",)),
 ]

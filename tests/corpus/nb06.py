@@ -225,6 +225,34 @@ def mw_from_valid_lens(scores, valid_lens):  # the prompt asks for a mask built 
     return masked_softmax(scores, from_valid_lens(valid_lens, scores.shape[-1], ndim=3))
 
 
+# Learner population L5 (notes/learners/L5): answers that found a gap in the checkers
+NOTEBOOK_LENS = torch.tensor([15, 8, 10])  # stands for the notebook's valid_lens
+
+
+def ps_w_v_column(queries, keys, W_q, W_k, w_v):  # (B, Tq, Tk, 1)
+    return torch.tanh((queries @ W_q.T).unsqueeze(2) + (keys @ W_k.T).unsqueeze(1)) @ w_v[:, None]
+
+
+def ps_first_text_keys(queries, keys, W_q, W_k, w_v):  # text 0's keys for every text
+    return torch.tanh((queries @ W_q.T).unsqueeze(2) + (keys[0] @ W_k.T)) @ w_v
+
+
+def ps_relu(queries, keys, W_q, W_k, w_v):
+    return torch.relu((queries @ W_q.T).unsqueeze(2) + (keys @ W_k.T).unsqueeze(1)) @ w_v
+
+
+def ps_mean_over_h(queries, keys, W_q, W_k, w_v):
+    return (torch.tanh((queries @ W_q.T).unsqueeze(2) + (keys @ W_k.T).unsqueeze(1)) * w_v).mean(-1)
+
+
+def ps_abs_w_v(queries, keys, W_q, W_k, w_v):
+    return torch.tanh((queries @ W_q.T).unsqueeze(2) + (keys @ W_k.T).unsqueeze(1)) @ w_v.abs()
+
+
+def mw_notebook_lens(scores, lens):  # reads the notebook's valid_lens, not its argument
+    return masked_softmax(scores, torch.arange(scores.shape[-1]) < NOTEBOOK_LENS[:, None, None])
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "tuple", lambda: (3, 10, 15, 2)),
@@ -307,4 +335,12 @@ ANSWERS = [
     wrong(EX4, "fourteen-keys-rounded", lambda: 0.071, ("14 keys",)),
     wrong(EX4, "at-scale-5", lambda: 0.0699, ("5 times",)),
     wrong(EX4, "third-decimal-off", lambda: 0.068, ("near",)),
+    # Learner population L5
+    wrong(EX1, "as-many-keys-as-queries", lambda: (3, 10, 10, 2), ("Tq", "queries")),
+    wrong(EX2, "w_v-column", lambda: ps_w_v_column, ("column", "size 1")),
+    wrong(EX2, "first-text-keys", lambda: ps_first_text_keys, ("first text",)),
+    wrong(EX2, "relu", lambda: ps_relu, ("relu",)),
+    wrong(EX2, "mean-over-h", lambda: ps_mean_over_h, ("mean",)),
+    wrong(EX2, "abs-w_v", lambda: ps_abs_w_v, ("|w_v|",)),
+    wrong(EX3, "notebook-valid-lens", lambda: mw_notebook_lens, ("notebook's valid_lens",)),
 ]

@@ -336,6 +336,34 @@ def it_token_not_position(tokens):  # the token at j + 1, the prediction, not it
     return torch.where(found >= 0, tokens.gather(1, found.clamp_min(0)), -1)
 
 
+# Learner population L5 (notes/learners/L5): answers that found a gap in the checkers
+def rb_sliced(batch_size, seq_len, repeat_len, vocab_size, generator, *, T=None, L=None, draw=torch.floor):
+    """Row by row with slices; T=, L= write the notebook's sizes in, draw=torch.round lets second pass T - L."""
+    T, L = T or seq_len, L or repeat_len
+    tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
+    first = torch.randint(T - 2 * L + 1, (batch_size,), generator=generator)
+    second = first + L + draw(torch.rand(batch_size, generator=generator) * (T - 2 * L - first + 1)).long()
+    for b in range(batch_size):
+        tokens[b, second[b]:second[b] + L] = tokens[b, first[b]:first[b] + L]
+    return tokens, first, second
+
+
+def it_previous_position(tokens):  # a previous-token head's target
+    B, T = tokens.shape
+    return torch.arange(-1, T - 1).expand(B, T).clone()
+
+
+def it_first_row_only(tokens):  # row 0's targets for every row
+    return it_last_seen(tokens[:1]).expand(tokens.shape)
+
+
+def it_two_after(tokens):
+    t = tokens.shape[-1]
+    earlier = (tokens[:, :, None] == tokens[:, None, :]) & torch.ones(t, t, dtype=torch.bool).tril(-1)
+    latest = torch.where(earlier, torch.arange(t), -1).amax(dim=-1)
+    return torch.where(latest >= 0, latest + 2, -1)
+
+
 ANSWERS = [
     # Exercise 1
     right(EX1, "loop-randint-per-row", lambda: rb_loop_randint),
@@ -373,7 +401,7 @@ ANSWERS = [
     right(EX2, "fraction", lambda: Fraction(416, 100)),
     right(EX2, "one-decimal-as-printed", lambda: 4.2, note="the precision the notebook prints its losses at"),
     wrong(EX2, "bits", lambda: math.log2(64), ("nats", "natural", "ln", "bits", "log2")),
-    wrong(EX2, "probability", lambda: 1 / 64, ("probability", "log", "ln", "loss")),
+    wrong(EX2, "probability", lambda: 1 / 64, ("not a loss",)),
     wrong(EX2, "log10", lambda: math.log10(64), ("natural", "ln", "log10", "nats")),
     wrong(EX2, "zero", lambda: 0.0, ("uniform", "untrained", "ln", "guess")),
     wrong(EX2, "ln-T", lambda: math.log(32), ("V", "vocab", "64", "T")),
@@ -422,4 +450,14 @@ ANSWERS = [
     wrong(EX5, "probability", lambda: 1 / 64, ("probability", "log", "ln", "loss")),
     wrong(EX5, "string", lambda: "4.16", ("number", "string", "quote")),
     wrong(EX5, "negative", lambda: -4.16, ("negative",)),
+    # Learner population L5
+    right(EX1, "row-by-row-slices", lambda: rb_sliced),
+    wrong(EX1, "sizes-written-in-raises", lambda: lambda *a: rb_sliced(*a, T=32, L=10), ("written in",)),
+    wrong(EX1, "round-not-floor", lambda: lambda *a: rb_sliced(*a, draw=torch.round), ("ran off the end",)),
+    wrong(EX2, "vocabulary-size", lambda: 64, ("not a loss",)),
+    wrong(EX3, "percentage", lambda: 9.87, ("percentage",)),
+    wrong(EX4, "previous-position", lambda: it_previous_position, ("previous-token",)),
+    wrong(EX4, "first-row-only", lambda: it_first_row_only, ("row 0",)),
+    wrong(EX4, "two-after", lambda: it_two_after, ("too far",)),
+    wrong(EX5, "vocabulary-size", lambda: 64, ("not a loss",)),
 ]
