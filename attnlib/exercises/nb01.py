@@ -5,13 +5,12 @@ An attention function answers with the pair (output, weights): a predicate gets 
 from __future__ import annotations
 
 import math
-import re
 
 import torch
 import torch.nn.functional as F
 
 from ..attention import scaled_dot_product_attention
-from . import Exercise, Mistake, Probe, Refused, plain, row_sums, shape_of, variant, watched
+from . import Exercise, Mistake, Probe, Refused, matmul_shapes, plain, row_sums, shape_of, variant, watched
 
 __all__ = ["attention", "check_attention", "check_cross_attention", "check_projection_shapes", "check_shapes",
            "cross_attention"]
@@ -154,9 +153,7 @@ def _pair_mistakes(run) -> list[Mistake]:
 
 
 def _factors(err) -> tuple:
-    """The shapes of the two matrices torch could not multiply ("... cannot be multiplied (3x2 and 6x4)")."""
-    m = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", str(err))
-    return ((int(m[1]), int(m[2])), (int(m[3]), int(m[4]))) if m else ((), ())
+    return matmul_shapes(err) or ((), ())
 
 
 check_cross_attention = Exercise(

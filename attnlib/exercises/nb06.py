@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import re
-
 import torch
 
 from ..attention import masked_softmax
-from . import Exercise, Mistake, Probe, as_number, describe, near, shape_of, variant
+from . import Exercise, Mistake, Probe, as_number, describe, matmul_shapes, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
@@ -90,10 +88,10 @@ def _sizes(args) -> str:
 def _misused_weight(err, args) -> str:
     """How the product torch refused ("... cannot be multiplied (6x5 and 4x6)") used a weight: "stored" (as stored,
     not transposed), "swapped" (the other side's), "notebook" (a size of the notebook's W_q or W_k only); else ""."""
-    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", str(err))
+    found = matmul_shapes(err)
     if not found:
         return ""
-    _, width, rows, columns = map(int, found.groups())
+    (_, width), (rows, columns) = found
     (dq, dk), h = (w.shape[1] for w in args[2:4]), len(args[4])
     if (rows, columns) in {(h, dq), (h, dk)}:
         return "stored"
