@@ -1,19 +1,10 @@
 """Checkers for the course's exercises: each names the classic mistake when it recognises one.
 
-Every exercise in a notebook is a stub cell the learner fills in, then a check cell that calls one
-:class:`Exercise` declared in the notebook's module here (``attnlib.exercises.nb01`` for notebook 01, and so
-on). A checker prints exactly one line and never raises, so a learner notebook always runs top to bottom:
-``"<exercise>: correct. ..."``, ``"<exercise>: not yet. <hint>"`` (the hint names a known mistake, or shows
-the first difference without writing the answer), or ``"<exercise>: not attempted yet"`` while the stub is
-untouched. It judges the answer, not its spelling (:func:`read_value`: a number as a Python, NumPy or 0-d
-torch value; a shape as a tuple, list or ``torch.Size``; a function's float16 result at float16's precision).
-
-Inside ``with grading():`` (nbgrader's test cells) a checker that would print "not yet ..." or "not attempted
-yet" raises ``AssertionError(<that same line>)`` instead, and a correct answer passes silently::
-
-    from attnlib.exercises import grading
-    with grading():
-        nb02.check_stable_softmax(my_softmax)
+Each exercise is a stub cell the learner fills in and a check cell that calls one :class:`Exercise` of the notebook's
+module here (``attnlib.exercises.nb01`` for notebook 01, ...). A checker prints one line and never raises:
+``"<exercise>: correct. ..."``, ``"<exercise>: not yet. <hint>"`` or ``"<exercise>: not attempted yet"``. It judges
+the answer, not its spelling (:func:`read_value`). Inside ``with grading():`` (nbgrader's test cells) a line other
+than "correct" is raised as ``AssertionError`` instead.
 """
 
 from __future__ import annotations
@@ -43,13 +34,8 @@ _GRADING: contextvars.ContextVar[bool] = contextvars.ContextVar("attnlib_exercis
 
 @contextlib.contextmanager
 def grading() -> Iterator[None]:
-    """Grading mode: inside it a checker raises ``AssertionError`` with its hint instead of printing it.
-
-    A correct answer passes silently; "not yet. <hint>" and "not attempted yet" raise
-    ``AssertionError("<exercise>: not yet. <hint>")``, the very line the checker prints outside
-    grading mode. Used by nbgrader's test cells, where a failed assert costs the points. Nesting is
-    allowed; the previous mode comes back on exit, also after an exception.
-    """
+    """Grading mode (nbgrader's test cells): a correct answer passes silently; any other verdict raises
+    ``AssertionError`` with the very line the checker would print. Nests; the previous mode returns on exit."""
     token = _GRADING.set(True)
     try:
         yield
@@ -58,24 +44,16 @@ def grading() -> Iterator[None]:
 
 
 def _verdict_error(line: str) -> AssertionError:
-    """The AssertionError of a verdict, shown by IPython (and so in nbgrader's feedback) as its one line.
-
-    IPython renders an exception that has ``_render_traceback_`` by calling it instead of printing the
-    traceback; a traceback through the checker's own code would tell the learner nothing.
-    """
+    """The AssertionError of a verdict, which IPython (and nbgrader's feedback) shows as its one line, without a
+    traceback through the checker's code (``_render_traceback_``)."""
     error = AssertionError(line)
     error._render_traceback_ = lambda: [f"AssertionError: {line}"]
     return error
 
 
 def report(name: str, verdict: str, text: str = "") -> None:
-    """Say a checker's verdict in one line: print it, or in grading mode raise it unless it is correct.
-
-    ``name`` is the exercise as the notebook titles it ("Exercise 2"); ``verdict`` is "correct", "not yet" or
-    "not attempted"; ``text`` follows it (the sentence after "correct.", the hint after "not yet."). Raises
-    AssertionError (the line) in grading mode unless correct, and ValueError for an unknown verdict (a bug in a
-    checker, never the learner's answer).
-    """
+    """Print ``"<name>: <verdict>. <text>"`` (verdict "correct", "not yet" or "not attempted"); in grading mode
+    raise it as AssertionError unless correct. ValueError for an unknown verdict (a checker's bug)."""
     text = re.sub(r"\s*\n\s*", " ", text).strip()  # one line, whatever a repr inside the hint spans
     heads = {"correct": "correct.", "not yet": "not yet.", "not attempted": NOT_ATTEMPTED}
     if verdict not in heads:
@@ -116,34 +94,22 @@ def _is_number(x: Any) -> bool:
 def _flat_numbers(x: Any) -> list | None:
     """The numbers a tensor, array, list or tuple holds, flattened (None when it holds something else)."""
     if isinstance(x, (torch.Tensor, np.ndarray)):
-        values = (x.detach() if isinstance(x, torch.Tensor) else x).flatten().tolist()
-        return [_scalar(v) for v in values] if all(_is_number(_scalar(v)) or isinstance(v, bool) for v in values) \
-            else None
-    if isinstance(x, (list, tuple, torch.Size)):
-        out: list = []
-        for v in x:
-            inner = _flat_numbers(v) if isinstance(v, (list, tuple, torch.Tensor, np.ndarray)) else None
-            if inner is not None:
-                out += inner
-            elif _is_number(_scalar(v)) or isinstance(_scalar(v), bool):
-                out.append(_scalar(v))
-            else:
-                return None
-        return out
-    return None
+        x = (x.detach() if isinstance(x, torch.Tensor) else x).flatten().tolist()
+    if not isinstance(x, (list, tuple, torch.Size)):
+        return None
+    out: list = []
+    for v in x:
+        inner = _flat_numbers(v) if isinstance(v, (list, tuple, torch.Tensor, np.ndarray)) else None
+        if inner is None and not (_is_number(_scalar(v)) or isinstance(_scalar(v), bool)):
+            return None
+        out += inner if inner is not None else [_scalar(v)]
+    return out
 
 
 def read_value(answer: Any, like: Any = None) -> Any:
-    """The value an answer holds, read toward the kind of ``like`` (the expected value), else unchanged.
-
-    Python numbers, NumPy scalars and arrays, 0-d and 1-d tensors, ``Fraction``, lists, tuples and
-    ``torch.Size`` are read as what they hold: toward a number, anything holding one number becomes
-    that number; toward a tuple (a shape, or several numbers), any sequence of numbers becomes a tuple;
-    toward a tensor, a NumPy array or a (nested) list of numbers becomes a tensor (float64 when the
-    expected tensor is floating); toward a dict, each value is read toward its own. ``True`` stays a
-    boolean and is never read as 1. A value that cannot be read is returned unchanged (the comparison
-    then rejects it).
-    """
+    """The value an answer holds, read toward the kind of ``like`` (the expected value): anything holding one number
+    as that number; a sequence of numbers as a tuple (a shape); an array or nested list as a tensor (float64 toward a
+    floating one); a dict value by value. ``True`` is never 1. What cannot be read is returned unchanged."""
     if _is_stub(answer):
         return answer
     if isinstance(like, dict) and isinstance(answer, dict):
@@ -244,15 +210,9 @@ def tolerance(dtype: torch.dtype | None, atol: float = 1e-5, rtol: float = 1e-4)
 
 def same(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4, dtype: torch.dtype | None = None,
          equal_nan: bool = False) -> bool:
-    """True when ``got`` equals ``expected``: tensors by shape and values (NaN never equal), the rest by value.
-
-    ``got`` is first read toward ``expected`` (:func:`read_value`: a 0-d tensor or NumPy number for a
-    number, a list or ``torch.Size`` for a shape, a NumPy array for a tensor). Numbers are compared
-    within ``atol + rtol * |expected|``; booleans only with booleans. Floating tensors are compared at
-    the precision of ``dtype`` (the inputs' dtype, when a function computed ``got``) or else of the
-    narrower of the two tensors: float16 and bfloat16 at torch's tolerances (:data:`FLOAT_TOLERANCE`).
-    A tuple or list holding tensors, such as ``(output, weights)``, is compared item by item.
-    """
+    """True when ``got``, read toward ``expected`` (:func:`read_value`), equals it: numbers within ``atol + rtol *
+    |expected|``, booleans only as booleans, tensors by shape and values at the precision of ``dtype`` (else of the
+    narrower tensor; :data:`FLOAT_TOLERANCE` for the half dtypes), NaN never equal; tuples of tensors item by item."""
     if isinstance(expected, (tuple, list)) and any(isinstance(e, torch.Tensor) for e in expected):
         return (isinstance(got, (tuple, list)) and len(got) == len(expected)
                 and all(same(g, e, atol=atol, rtol=rtol, dtype=dtype, equal_nan=equal_nan)
@@ -361,11 +321,8 @@ def _two_numbers(expected: Any, got: Any, digits: int = 4) -> str:
 
 def first_difference(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-4,
                      dtype: torch.dtype | None = None) -> str:
-    """Where ``got`` first differs from ``expected``, in words: the index, the expected value and the got one.
-
-    Tensors of the same shape: "at index (0, 2) expected 0.5, got nan"; otherwise the shapes, dtypes
-    or types that differ. The two sides are never described by the same words.
-    """
+    """Where ``got`` first differs from ``expected``, in words ("at index (0, 2) expected 0.5, got nan", or the shapes,
+    dtypes or types that differ), the two sides never in the same words."""
     if isinstance(expected, (tuple, list)) and any(isinstance(e, torch.Tensor) for e in expected) \
             and isinstance(got, (tuple, list)) and len(got) == len(expected):
         for i, (g, e) in enumerate(zip(got, expected)):
@@ -444,18 +401,18 @@ class Mistake:
 
     Recognised by one of:
 
-    - ``answer``: the wrong value itself (compared like the reference; a zero-argument function is
-      called for it), or, in a function exercise, a wrong implementation run on the same probe;
-    - ``when``: a predicate ``when(got)`` or ``when(got, args)`` on the answer as read (or the
-      function's output on the probe ``args``), for a mistake that is a family of values;
-    - ``raises``: an exception type the learner's function raised (``match``: a regular expression
-      its message must contain; ``when(error, args)`` may narrow it further).
+    - ``answer``: the wrong value itself (compared like the reference; a zero-argument function is called for it), or,
+      in a function exercise, a wrong implementation run on the same probe;
+    - ``when``: a predicate ``when(got)`` or ``when(got, args)`` on the answer as read (or the function's output on the
+      probe ``args``), for a mistake that is a family of values;
+    - ``raises``: an exception type the learner's function raised (``match``: a regular expression its message must
+      contain; ``when(error, args)`` may narrow it further).
 
-    ``hint`` is the sentence printed after "not yet."; ``{got}`` in it is replaced by the learner's
-    answer (or output) as :func:`shown` writes it, or ``hint`` is a function ``(got)`` or ``(got,
-    args)`` that writes the sentence from it. ``example`` is an answer (or function) that makes this
-    mistake, for the tests, where neither ``answer`` nor ``raises`` gives one. With ``raw=True`` a value
-    exercise's ``when`` sees the answer as given, before it is read (rows written as strings of digits).
+    ``hint`` is the sentence printed after "not yet."; ``{got}`` in it is replaced by the learner's answer (or output)
+    as :func:`shown` writes it, or ``hint`` is a function ``(got)`` or ``(got, args)`` that writes the sentence from it.
+    ``example`` is an answer (or function) that makes this mistake, for the tests, where neither ``answer`` nor
+    ``raises`` gives one. With ``raw=True`` a value exercise's ``when`` sees the answer as given, before it is read
+    (rows written as strings of digits).
     """
 
     hint: str | Callable[..., str]
@@ -477,11 +434,11 @@ class Mistake:
 class Probe:
     """One input of a function exercise, chosen to separate a right implementation from a lucky one.
 
-    ``args`` are the arguments; ``label`` names the input in a hint ("the row [0, 200]"); ``hint``
-    (a string, or a function ``(got, expected, args) -> str | None``) names the mistake this probe is
-    there to catch, used when the learner's function fails on it and no mistake of the table matched.
-    ``loss``, when given, also checks the gradients: ``loss(output, args)`` is a scalar whose backward
-    pass must give every floating input the reference's gradient (finite, never NaN).
+    ``args`` are the arguments; ``label`` names the input in a hint ("the row [0, 200]"); ``hint`` (a string, or a
+    function ``(got, expected, args) -> str | None``) names the mistake this probe is there to catch, used when the
+    learner's function fails on it and no mistake of the table matched. ``loss``, when given, also checks the gradients:
+    ``loss(output, args)`` is a scalar whose backward pass must give every floating input the reference's gradient
+    (finite, never NaN).
     """
 
     args: tuple
@@ -503,32 +460,30 @@ class Verdict(NamedTuple):
 class Exercise:
     """One exercise as data: what is right, the probes that test it, the known mistakes and their hints.
 
-    Calling it (``nb05.check_merge_heads(my_merge_heads)``) prints one line through :func:`report`;
-    :meth:`judge` returns the :class:`Verdict` instead. Three kinds, told apart by what is given:
+    Calling it (``nb05.check_merge_heads(my_merge_heads)``) prints one line through :func:`report`; :meth:`judge`
+    returns the :class:`Verdict` instead. Three kinds, told apart by what is given:
 
-    - a **value** (a prediction, a shape, a number): ``expected`` (or a zero-argument function that
-      computes it). The answer is read as the value it holds (:func:`read_value`; ``read`` may read it
-      otherwise, returning None for an answer it cannot read, which gets ``unreadable``), compared at
-      ``atol``/``rtol`` or at ``decimals`` decimals. ``answers`` names several answers judged
-      together as a dict (``check_shapes(scores_shape, weights_shape, output_shape)``).
-    - a **function**: ``reference`` and ``probes`` (tuples of arguments, or :class:`Probe`, or a
-      zero-argument function returning them). The learner's function runs on each probe (tensors
-      cloned first), the reference on float64 copies; a result in the inputs' dtype or a wider one is
-      compared at the inputs' precision (float16 and bfloat16 at torch's tolerances).
-    - a **property** (a function whose output is random, such as a batch): ``probes`` and no
-      reference. The output is right when no mistake of the table recognises it: each mistake's
-      ``when`` is then a property the output must not show. ``same_twice`` (a hint) also calls the
-      function twice on the same probe (a generator argument copied with its state) and requires
-      equal outputs.
+    - a **value** (a prediction, a shape, a number): ``expected`` (or a zero-argument function that computes it). The
+      answer is read as the value it holds (:func:`read_value`; ``read`` may read it otherwise, returning None for an
+      answer it cannot read, which gets ``unreadable``), compared at ``atol``/``rtol`` or at ``decimals`` decimals.
+      ``answers`` names several answers judged together as a dict (``check_shapes(scores_shape, weights_shape,
+      output_shape)``).
+    - a **function**: ``reference`` and ``probes`` (tuples of arguments, or :class:`Probe`, or a zero-argument function
+      returning them). The learner's function runs on each probe (tensors cloned first), the reference on float64
+      copies; a result in the inputs' dtype or a wider one is compared at the inputs' precision (float16 and bfloat16 at
+      torch's tolerances).
+    - a **property** (a function whose output is random, such as a batch): ``probes`` and no reference. The output is
+      right when no mistake of the table recognises it: each mistake's ``when`` is then a property the output must not
+      show. ``same_twice`` (a hint) also calls the function twice on the same probe (a generator argument copied with
+      its state) and requires equal outputs.
 
-    In every kind the answer is judged in this order: not attempted (``None``, ``...``, a function
-    that returns None); a number written as a string; right; the first mistake of the table that
-    recognises it; the probe's own hint; ``diagnose(got, expected, args)``; then the first difference
-    (the probe, the index, the expected value and the learner's). ``correct`` is the sentence after
-    "correct.". A NaN is never right unless ``equal_nan``; a mistake's wrong output may hold NaN where
-    the learner's does. ``solution`` is a right answer for the tests where neither ``expected`` nor
-    ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) or functions
-    (``"attnlib.masks.causal_mask"``) the learner's function may not call: it is to be written. With
+    In every kind the answer is judged in this order: not attempted (``None``, ``...``, a function that returns None); a
+    number written as a string; right; the first mistake of the table that recognises it; the probe's own hint;
+    ``diagnose(got, expected, args)``; then the first difference (the probe, the index, the expected value and the
+    learner's). ``correct`` is the sentence after "correct.". A NaN is never right unless ``equal_nan``; a mistake's
+    wrong output may hold NaN where the learner's does. ``solution`` is a right answer for the tests where neither
+    ``expected`` nor ``reference`` is one (a property exercise). ``refuse`` names modules (``"attnlib.masks"``) or
+    functions (``"attnlib.masks.causal_mask"``) the learner's function may not call: it is to be written. With
     ``exact_dtype`` a function's tensors must also have the reference's dtypes (int64 where int32 has the values).
     """
 
