@@ -14,10 +14,8 @@ from . import Exercise, Mistake, Probe, read_value, variant
 __all__ = ["check_decode_bugs", "check_permuted_rows", "check_rope_rotate_half", "check_shift_matrix"]
 
 
-# --- Exercise 1: which rows of "dog bites man"'s output make "man bites dog"'s -------------------------
 def _as_rows(answer: Any) -> Any:
-    """A list of ints from a list, tuple, range, tensor or array of whole numbers (-1 is row 2, as Python indexes
-    the three rows); anything else unchanged."""
+    """A list of ints from a sequence, tensor or array of whole numbers (-1 is row 2); anything else unchanged."""
     answer = list(answer) if isinstance(answer, range) else answer
     rows = read_value(answer, [0]) if not isinstance(answer, str) else answer
     whole = isinstance(rows, list) and all(isinstance(r, (int, float)) and not isinstance(r, bool)
@@ -31,31 +29,27 @@ def _is_rows(got: Any) -> bool:
 
 check_permuted_rows = Exercise(
     "Exercise 1", expected=[2, 1, 0], read=_as_rows,
+    diagnose=lambda *_: "Give three row indices, one per word of \"man bites dog\", as a list such as [0, 1, 2].",
     correct="Each word keeps its output wherever it stands: self-attention without positions is "
-            "permutation-equivariant.",
-    mistakes=[
-        Mistake("[0, 1, 2] keeps each position's output, as if attention knew where a word sits. Row t depends only "
-                "on the word at t and on the set of words: follow the words.", answer=[0, 1, 2]),
-        Mistake("You expect new vectors, but scores, softmax and weighted sum see the same words in another order: "
-                "every output is one of the rows above.", when=lambda got: isinstance(got, str), example="new"),
+            "permutation-equivariant.", mistakes=[
+        Mistake("[0, 1, 2] keeps each position's output, as if attention saw positions: follow the words.", [0, 1, 2]),
+        Mistake("You expect new vectors, but attention sees the same words in another order: every output is one of "
+                "the rows above.", when=lambda got: isinstance(got, str), example="new"),
         Mistake(lambda got: f"{got} has {len(got)} entries: give one row index per word of \"man bites dog\".",
                 when=lambda got: _is_rows(got) and len(got) != 3, example=[2, 1]),
         Mistake("Row indices count from 0: the rows of the output above are 0, 1 and 2.",
                 when=lambda got: _is_rows(got) and not all(0 <= r <= 2 for r in got), example=[3, 2, 1]),
-        Mistake("{got} repeats a row: the three words are different, so their outputs are three different rows.",
+        Mistake("{got} repeats a row: three different words have three different outputs.",
                 when=lambda got: _is_rows(got) and len(set(got)) < 3, example=[2, 2, 0]),
         Mistake("{got} is a permutation, but not the words': row t of the new output is the old output of the word "
-                "now at t. Look up where each word of \"man bites dog\" stood before.",
-                when=lambda got: _is_rows(got) and sorted(got) == [0, 1, 2], example=[1, 0, 2]),
-    ],
-    diagnose=lambda *_: "Give three row indices, one per word of \"man bites dog\", as a list such as [0, 1, 2].")
+                "now at t.", when=lambda got: _is_rows(got) and sorted(got) == [0, 1, 2], example=[1, 0, 2]),
+    ])
 
 
-# --- Exercise 2: the matrix M_k with PE(t + k) = M_k PE(t) -------------------------------------------------
 def shift_matrix(k: int, E: int, base: float = 10000.0, *, two: float = 2.0, feature: bool = False,
                  sign: float = 1.0, layout: str = "pairs", frequency: bool = True, cos_first: bool = False,
                  width: int | None = None, minus: float = -1.0) -> torch.Tensor:
-    """(E, E): the reference M_k, one 2 x 2 rotation block per pair (2i, 2i + 1); each keyword is a mistake."""
+    """(E, E): M_k with PE(t + k) = M_k PE(t), a 2 x 2 rotation per pair (2i, 2i + 1); each keyword a mistake."""
     M = torch.zeros(E, E, dtype=torch.float64)
     for i in range(E // 2):
         omega = base ** (-two * (2 * i if feature else i) / (width or E)) if frequency else 1.0
@@ -71,43 +65,36 @@ check_shift_matrix = Exercise(
             Probe((2, 10, 500.0), "k = 2, E = 10, base = 500")],
     correct="One 2 x 2 rotation by k·ω_i per pair, the same matrix for every t: a fixed offset is a linear map.",
     mistakes=[
-        Mistake("Your blocks turn each pair the wrong way: your M_k moves k positions back. Expand sin(ω(t + k)) and "
-                "cos(ω(t + k)) with the angle-addition formulas.", answer=variant(shift_matrix, sign=-1.0)),
-        Mistake("Your frequency of pair i uses its first feature's index 2i: pair i (features 2i and 2i + 1) turns at "
-                "ω_i = 10000^(-2i/E), i the pair index.", answer=variant(shift_matrix, feature=True)),
-        Mistake("Your frequencies are 10000^(-i/E): the exponent is 2i/E, so that the last pair is nearly "
-                "10000 times slower than the first.", answer=variant(shift_matrix, two=1.0)),
-        Mistake("Your frequencies are 10000^(+2i/E): the angle is t divided by 10000^(2i/E), so the pairs turn "
-                "slower and slower along the features.", answer=variant(shift_matrix, two=-2.0)),
-        Mistake("All your pairs turn k radians: pair i turns by k·ω_i.", answer=variant(shift_matrix, frequency=False)),
-        Mistake("Your blocks pair feature i with feature i + E/2 (RoPE's rotate-half layout); in the sinusoidal table "
-                "a pair sits side by side, sin at 2i, cos at 2i + 1.", answer=variant(shift_matrix, layout="half")),
-        Mistake("Your blocks read the old pair cosine first: the table's pair is (sin, cos), sine first, and the block "
-                "multiplies it in that order.", answer=variant(shift_matrix, cos_first=True)),
-        Mistake("Your M_k is the same for every k: it moves the table by one position. Pair i turns by k·ω_i.",
-                answer=lambda k, E, *base: shift_matrix(1, E, *base)),
+        Mistake("Your blocks turn the wrong way, k positions back: expand sin(ω(t + k)) and cos(ω(t + k)) with the "
+                "angle-addition formulas.", variant(shift_matrix, sign=-1.0)),
+        Mistake("Your frequency of pair i uses the feature index 2i: ω_i = 10000^(-2i/E), i the pair index.",
+                variant(shift_matrix, feature=True)),
+        Mistake("Your frequencies are 10000^(-i/E): the exponent is 2i/E.", variant(shift_matrix, two=1.0)),
+        Mistake("Your frequencies are 10000^(+2i/E): the exponent is negative.", variant(shift_matrix, two=-2.0)),
+        Mistake("All your pairs turn k radians: pair i turns by k·ω_i.", variant(shift_matrix, frequency=False)),
+        Mistake("Your blocks pair feature i with i + E/2, RoPE's rotate-half: in the table a pair sits side by side.",
+                variant(shift_matrix, layout="half")),
+        Mistake("Your blocks read cos first: the table's pair is sine first.", variant(shift_matrix, cos_first=True)),
+        Mistake("Your M_k is the same for every k, a shift by one: pair i turns by k·ω_i.",
+                lambda k, E, *base: shift_matrix(1, E, *base)),
         Mistake("Your M_k moves the table k + 1 positions: count the steps from PE(t) to PE(t + k).",
-                answer=lambda k, E, *base: shift_matrix(k + 1, E, *base)),
-        Mistake("Your angles went through a degrees-to-radians conversion: k·ω_i is already in radians, the unit "
-                "math.cos and torch.cos take.", answer=lambda k, E, *base: shift_matrix(k * math.pi / 180, E, *base)),
-        Mistake("Your blocks are not rotations: both off-diagonal entries of a block have the same sign, so the block "
-                "stretches the pair instead of turning it. One of the two sines carries a minus.",
-                answer=variant(shift_matrix, minus=1.0)),
-        Mistake("Your frequencies do not follow E: they are those of the notebook's table, E = 32, on a probe of "
-                "another width. Read E from the argument.", answer=variant(shift_matrix, width=32)),
-        Mistake("Your matrix ignores base: on the probe with base = 500 its frequencies are still 10000's. Use the "
-                "base the function is given.", answer=lambda k, E, *base: shift_matrix(k, E)),
-        Mistake("Your function returns the E/2 blocks of 2 x 2 side by side: M_k is one (E, E) matrix, with block i "
-                "on its diagonal at rows and columns 2i and 2i + 1.",
+                lambda k, E, *base: shift_matrix(k + 1, E, *base)),
+        Mistake("Your angles went through a degrees-to-radians conversion: k·ω_i is already in radians.",
+                lambda k, E, *base: shift_matrix(k * math.pi / 180, E, *base)),
+        Mistake("Your blocks are not rotations, their off-diagonal entries have the same sign: one sine takes a minus.",
+                variant(shift_matrix, minus=1.0)),
+        Mistake("Your frequencies do not follow E: they are the notebook's, E = 32; read E from the argument.",
+                variant(shift_matrix, width=32)),
+        Mistake("Your matrix ignores base (10000's frequencies on the probe with base = 500): use the base given.",
+                lambda k, E, *base: shift_matrix(k, E)),
+        Mistake("Your function returns the E/2 blocks side by side: M_k is one (E, E) matrix, block i on its diagonal.",
                 when=lambda got, args: tuple(got.shape) == (args[1] // 2, 2, 2),
                 example=lambda k, E, *base: torch.zeros(E // 2, 2, 2)),
-        Mistake("Your function takes no base: the stub's signature is shift_matrix(k, E, base=10000.0), and a probe "
-                "passes another base.", raises=TypeError, match="positional argument",
-                example=lambda k, E: shift_matrix(k, E)),
+        Mistake("Your function takes no base: the stub's signature is shift_matrix(k, E, base=10000.0).",
+                raises=TypeError, match="positional argument", example=lambda k, E: shift_matrix(k, E)),
     ])
 
 
-# --- Exercise 3: rotate-half RoPE with given frequencies ---------------------------------------------------
 def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, *, pairing: str = "half",
                      sign: float = 1.0, swap: bool = False, spread: str = "cat", flip: float = 1.0) -> torch.Tensor:
     """x (..., T, D), positions (T,), theta (D/2,) -> (..., T, D): the reference; each keyword is a mistake."""
@@ -123,18 +110,15 @@ def rope_rotate_half(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tens
     return torch.cat([first, second], -1) if pairing == "half" else torch.stack([first, second], -1).flatten(-2)
 
 
-def _mirror(x: torch.Tensor) -> torch.Tensor:
-    """The feature order that puts feature D - 1 - i at i + D/2: rotate-half on it pairs i with D - 1 - i."""
-    D = x.shape[-1]
-    return torch.cat([torch.arange(D // 2), torch.arange(D - 1, D // 2 - 1, -1)])
+def _mirror(x: torch.Tensor) -> torch.Tensor:  # puts feature D - 1 - i at i + D/2: rotate-half then pairs them
+    return torch.cat([torch.arange(x.shape[-1] // 2), torch.arange(x.shape[-1] - 1, x.shape[-1] // 2 - 1, -1)])
 
 
-def _rope_probes() -> list[Probe]:
+def _rope_probes() -> list[Probe]:  # theta in x's dtype, float32 but for the last
     g = torch.Generator().manual_seed(7)
-    i4, i3 = torch.arange(4.0), torch.arange(3.0)  # the pairs of D = 8 and 6; theta in x's dtype, float32
-    return [Probe((torch.randn(5, 8, generator=g), torch.arange(3, 8), 10000.0 ** (-2 * i4 / 8)),
+    return [Probe((torch.randn(5, 8, generator=g), torch.arange(3, 8), 10000.0 ** (-2 * torch.arange(4.0) / 8)),
                   "x (5, 8) at positions 3..7, base 10000"),
-            Probe((torch.randn(2, 3, 4, 6, generator=g), torch.arange(4), 100.0 ** (-2 * i3 / 6)),
+            Probe((torch.randn(2, 3, 4, 6, generator=g), torch.arange(4), 100.0 ** (-2 * torch.arange(3.0) / 6)),
                   "x (B, H, T, D) = (2, 3, 4, 6), base 100"),
             Probe((torch.randn(3, 2, generator=g), torch.tensor([0, 5, 2]), torch.tensor([0.5])),
                   "x (3, 2) at positions [0, 5, 2], theta [0.5]"),
@@ -147,47 +131,41 @@ def _rope_probes() -> list[Probe]:
 check_rope_rotate_half = Exercise(
     "Exercise 3", reference=rope_rotate_half, probes=_rope_probes,
     correct="Feature i turns with feature i + D/2, by positions[t] · theta[i]: Hugging Face's Llama rotate_half, "
-            "for any frequencies.",
-    mistakes=[
-        Mistake("You paired (2i, 2i + 1), the paper's interleaved pairing: rotate-half pairs feature i with i + D/2, "
-                "across the halves of the last axis.", answer=variant(rope_rotate_half, pairing="interleaved")),
+            "for any frequencies.", mistakes=[
+        Mistake("You paired (2i, 2i + 1), the interleaved pairing: rotate-half pairs feature i with i + D/2.",
+                variant(rope_rotate_half, pairing="interleaved")),
         Mistake("Your rotation turns the wrong way, by minus the angle: (a, b) turns to (a cos - b sin, "
-                "a sin + b cos).", answer=variant(rope_rotate_half, sign=-1.0)),
-        Mistake("Your function uses arange(T), not the positions it is given: on the first probe the tokens sit at "
-                "3..7 (after a cache of 3).", answer=lambda x, p, t: rope_rotate_half(x, torch.arange(x.shape[-2]), t)),
-        Mistake("Your function ignores theta and turns pair i by 10000^(-2i/D), the default base (as "
-                "attnlib.apply_rope does): here pair i turns by positions[t] * theta[i], the frequencies given.",
-                answer=lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),
-        *[Mistake("One of your sin terms has the wrong sign: the two features of a pair do not turn together, and "
-                  "the pair's length changes with the angle. Check the signs of both halves against the 2 x 2 "
-                  "rotation.", answer=variant(rope_rotate_half, sign=sign, flip=-1.0)) for sign in (1.0, -1.0)],
-        Mistake("Your frequencies go in reverse order: pair i (features i and i + D/2) turns at theta[i], the "
-                "frequency at its own index.", answer=lambda x, p, t: rope_rotate_half(x, p, t.flip(0))),
-        Mistake("You paired feature i with feature D - 1 - i, the halves' ends meeting: rotate-half pairs feature i "
-                "with i + D/2, the same index in the other half.",
-                answer=lambda x, p, t: rope_rotate_half(x[..., _mirror(x)], p, t)[..., _mirror(x)]),
+                "a sin + b cos).", variant(rope_rotate_half, sign=-1.0)),
+        Mistake("Your function uses arange(T), not the positions it is given (on the first probe, 3..7).",
+                lambda x, p, t: rope_rotate_half(x, torch.arange(x.shape[-2]), t)),
+        Mistake("Your function ignores theta and turns pair i by 10000^(-2i/D), as attnlib.apply_rope does: use the "
+                "frequencies given.",
+                lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),
+        *[Mistake("One of your sin terms has the wrong sign, so the pair's length changes with the angle: check both "
+                  "halves against the 2 x 2 rotation.", variant(rope_rotate_half, sign=sign, flip=-1.0))
+          for sign in (1.0, -1.0)],
+        Mistake("Your frequencies go in reverse order: pair i turns at theta[i], its own index.",
+                lambda x, p, t: rope_rotate_half(x, p, t.flip(0))),
+        Mistake("You paired feature i with feature D - 1 - i: rotate-half pairs i with i + D/2.",
+                lambda x, p, t: rope_rotate_half(x[..., _mirror(x)], p, t)[..., _mirror(x)]),
         Mistake("sin and cos are swapped: the first feature of a pair becomes a cos - b sin.",
-                answer=variant(rope_rotate_half, swap=True)),
-        Mistake("Your angles are theta alone, the same at every position: the token at t turns pair i by "
-                "positions[t] · theta[i].", answer=lambda x, p, t: rope_rotate_half(x, torch.ones_like(p), t)),
-        Mistake("Every pair of yours turns at theta[0]: pair i turns at its own frequency, theta[i].",
-                answer=lambda x, p, t: rope_rotate_half(x, p, t[:1].expand_as(t))),
-        Mistake("The second half of your result is still x's: a rotation turns both features of a pair, so the "
-                "second half changes too.",
-                answer=lambda x, p, t: torch.cat([rope_rotate_half(x, p, t).chunk(2, -1)[0], x.chunk(2, -1)[1]], -1)),
-        Mistake("The two halves of your result are in the wrong order: the new first half, a cos - b sin, comes "
-                "first.", answer=lambda x, p, t: torch.cat(rope_rotate_half(x, p, t).chunk(2, -1)[::-1], -1)),
-        Mistake("Your angles go pair by pair (repeat_interleave), the interleaved layout: in rotate-half, features i "
-                "and i + D/2 share theta[i], so the (T, D/2) angles go side by side twice, torch.cat([angle, angle], "
-                "-1).", answer=variant(rope_rotate_half, spread="interleave")),
-        Mistake("Your function works on (T, D) but raised with leading axes (B, H, T, D): slice the last axis "
-                "(x[..., :D // 2]) and let the (T, D/2) angles broadcast.", raises=(RuntimeError, IndexError),
-                when=lambda err, args: args[0].dim() > 2,  # the example cuts axis 1, as if x were (T, D):
+                variant(rope_rotate_half, swap=True)),
+        Mistake("Your angles are theta alone, the same at every position: multiply by positions[t].",
+                lambda x, p, t: rope_rotate_half(x, torch.ones_like(p), t)),
+        Mistake("Every pair of yours turns at theta[0]: pair i turns at theta[i].",
+                lambda x, p, t: rope_rotate_half(x, p, t[:1].expand_as(t))),
+        Mistake("The second half of your result is still x's: a rotation turns both features of a pair.",
+                lambda x, p, t: torch.cat([rope_rotate_half(x, p, t).chunk(2, -1)[0], x.chunk(2, -1)[1]], -1)),
+        Mistake("The two halves of your result are in the wrong order: a cos - b sin comes first.",
+                lambda x, p, t: torch.cat(rope_rotate_half(x, p, t).chunk(2, -1)[::-1], -1)),
+        Mistake("Your angles go pair by pair (repeat_interleave): in rotate-half the (T, D/2) angles go side by side "
+                "twice.", variant(rope_rotate_half, spread="interleave")),
+        Mistake("Your function works on (T, D) but raised on (B, H, T, D): slice the last axis, x[..., :D // 2].",
+                raises=(RuntimeError, IndexError), when=lambda err, args: args[0].dim() > 2,  # the example cuts axis 1:
                 example=lambda x, p, t: rope_rotate_half(x, p, t) if x.ndim < 3 else x[:, :2] * (p[:, None] * t).cos()),
     ])
 
 
-# --- Exercise 4: the wrong lines of a decoding step with a key/value cache --------------------------------
 def _as_letters(answer: Any) -> frozenset | None:
     """Line letters of a set, list, tuple or string ({"A", "C"}, "AC", "a, c", "A and C", ignoring "and"), or None."""
     if isinstance(answer, str):
@@ -203,16 +181,15 @@ def _as_letters(answer: Any) -> frozenset | None:
 check_decode_bugs = Exercise(
     "Exercise 4", expected=frozenset({"A", "C"}), read=_as_letters,
     unreadable="Give the wrong lines as a set of letters, such as {'A', 'B'}; got {got}.",
-    correct="The query turns at its own position t (A), and the values are never rotated (C).",
-    mistakes=[
+    correct="The query turns at its own position t (A), and the values are never rotated (C).", mistakes=[
         Mistake(lambda got: f"The lines are A, B, C and D; {', '.join(sorted(got - set('ABCD')))} is not one of them.",
                 when=lambda got: bool(got - set("ABCD")), example={"A", "E"}),
-        Mistake("Line B is right: the new key belongs to token t and turns once, by t; it goes into the cache as "
-                "it is.", when=lambda got: "B" in got, example={"A", "B", "C"}),
-        Mistake("Line D is right: the cached keys were rotated at their own positions when they were computed; "
-                "rotating them again would turn them twice.", when=lambda got: "D" in got, example={"A", "C", "D"}),
-        Mistake("A wrong line is still unmarked: check at which position each apply_rope call turns its row "
-                "(without positions, one row sits at position 0).", when=lambda got: "A" not in got, example={"C"}),
+        Mistake("Line B is right: the new key of token t turns once, by t, and goes into the cache as it is.",
+                when=lambda got: "B" in got, example={"A", "B", "C"}),
+        Mistake("Line D is right: the cached keys were rotated at their own positions; rotating them again turns "
+                "them twice.", when=lambda got: "D" in got, example={"A", "C", "D"}),
+        Mistake("A wrong line is still unmarked: check at which position each apply_rope call turns its row.",
+                when=lambda got: "A" not in got, example={"C"}),
         Mistake("A wrong line is still unmarked: ask which of the query, the key and the value RoPE turns at all.",
                 when=lambda got: "C" not in got, example={"A"}),
     ])

@@ -1,5 +1,4 @@
-"""Exercises of notebook 09 (attention inside pretrained transformers). No checker draws from torch's global random
-generator, so a check cell changes no later random draw of the notebook."""
+"""Exercises of notebook 09 (pretrained transformers); no checker draws from torch's global random generator."""
 
 from __future__ import annotations
 
@@ -16,10 +15,11 @@ __all__ = ["check_cache_bytes", "check_group_size", "check_mean_pool", "check_pr
 
 # SmolLM2-135M: 30 layers, 9 query heads, 3 key/value heads of width 64, float32 (4 bytes)
 LAYERS, HQ, HKV, DH, BYTES = 30, 9, 3, 64, 4
+CACHE = 2 * LAYERS * HKV * DH * BYTES  # bytes per token: a key and a value per layer and key/value head
 
 
-# --- Exercise 1: mean_pool(hidden (B, T, E), attention_mask (B, T)) -> (B, E), the mean of the real tokens ---------
 def _mean_pool(hidden, attention_mask):
+    """(B, T, E), (B, T) -> (B, E): the mean of each sentence's real tokens."""
     real = attention_mask[..., None].to(hidden.dtype)  # (B, T, 1): 1 for a real token
     return (hidden * real).sum(dim=1) / real.sum(dim=1)  # (B, E)
 
@@ -49,49 +49,43 @@ def _padding_mean(got, args):
 
 check_mean_pool = Exercise(
     "Exercise 1", reference=_mean_pool, probes=_pool_probes,
-    correct="Padding changes nothing: the sentence's vector averages its real tokens only.",
-    mistakes=[
-        Mistake("You average each sentence's first n tokens, as if the padding always came last: a decoder pads on "
-                "the left. Let attention_mask itself pick the real tokens, wherever they are.",
-                answer=lambda h, m: _mean_pool(h, torch.arange(m.shape[1]) < m.sum(1, keepdim=True))),
-        Mistake("You took the first token's vector ([CLS]): the exercise asks the mean of all the real tokens.",
-                answer=lambda h, m: h[:, 0]),
+    correct="Padding changes nothing: the sentence's vector averages its real tokens only.", mistakes=[
+        Mistake("You average each sentence's first n tokens, but a decoder pads on the left: let attention_mask pick "
+                "the real tokens.", lambda h, m: _mean_pool(h, torch.arange(m.shape[1]) < m.sum(1, keepdim=True))),
+        Mistake("You took the first token's vector ([CLS]): the exercise asks the mean of the real tokens.",
+                lambda h, m: h[:, 0]),
         Mistake("You took the largest value of each feature (max pooling): the exercise asks the mean of the real "
-                "tokens.", answer=lambda h, m: h.masked_fill(m[..., None] == 0, -math.inf).amax(1)),
-        Mistake("Your result keeps the token axis, (B, 1, E): give one vector per sentence, (B, E).",
-                answer=lambda h, m: _mean_pool(h, m)[:, None]),
-        Mistake("Your mean includes the padded positions (hidden.mean(dim=1) divides by T): multiply by the mask, sum "
-                "over the tokens and divide by each sentence's number of real tokens.", answer=lambda h, m: h.mean(1)),
-        Mistake("You zeroed the padding but still divided by T: divide by each sentence's number of real tokens, "
-                "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / h.shape[1]),
-        Mistake("You summed the features E, not the tokens T (dim=1).", answer=lambda h, m: (h * m[..., None]).sum(-1)),
-        Mistake("Your result has one number per token, (B, T): you averaged the features E. Average over the tokens, "
-                "dim=1.", when=lambda got, args: got.shape == args[1].shape, example=lambda h, m: h.mean(-1) * m),
-        Mistake("You divided by the batch's real tokens, attention_mask.sum(): divide each sentence by its own count, "
-                "attention_mask.sum(dim=1, keepdim=True).", answer=lambda h, m: (h * m[..., None]).sum(1) / m.sum()),
-        Mistake("You averaged the padding: Hugging Face's attention_mask is 1 for a real token and 0 for padding, so "
-                "use it as it is (no 1 - mask, no ~).", when=_padding_mean, example=lambda h, m: _mean_pool(h, 1 - m)),
-        Mistake("You summed the real tokens but did not divide: the mean divides each sentence's sum by its number "
-                "of real tokens.", answer=lambda h, m: (h * m[..., None]).sum(1)),
-        Mistake("Your vectors all have length 1: you normalised the mean. The exercise asks the mean itself (section 2 "
-                "scales it to length 1 afterwards).", answer=lambda h, m: F.normalize(_mean_pool(h, m), dim=-1)),
+                "tokens.", lambda h, m: h.masked_fill(m[..., None] == 0, -math.inf).amax(1)),
+        Mistake("Your result keeps the token axis, (B, 1, E): give one vector per sentence.",
+                lambda h, m: _mean_pool(h, m)[:, None]),
+        Mistake("Your mean includes the padded positions: multiply by the mask, sum over the tokens and divide by each "
+                "sentence's number of real tokens.", lambda h, m: h.mean(1)),
+        Mistake("You zeroed the padding but divided by T: divide by each sentence's number of real tokens.",
+                lambda h, m: (h * m[..., None]).sum(1) / h.shape[1]),
+        Mistake("You summed the features E, not the tokens T (dim=1).", lambda h, m: (h * m[..., None]).sum(-1)),
+        Mistake("Your result has one number per token, (B, T): you averaged the features E, not the tokens (dim=1).",
+                when=lambda got, args: got.shape == args[1].shape, example=lambda h, m: h.mean(-1) * m),
+        Mistake("You divided by the batch's real tokens, attention_mask.sum(): divide each sentence by its own count.",
+                lambda h, m: (h * m[..., None]).sum(1) / m.sum()),
+        Mistake("You averaged the padding: attention_mask is 1 for a real token; use it as it is (no 1 - mask, no ~).",
+                when=_padding_mean, example=lambda h, m: _mean_pool(h, 1 - m)),
+        Mistake("You summed the real tokens without dividing by their count.", lambda h, m: (h * m[..., None]).sum(1)),
+        Mistake("Your vectors have length 1: you normalised the mean; the exercise asks the mean itself.",
+                lambda h, m: F.normalize(_mean_pool(h, m), dim=-1)),
         Mistake(lambda err, args: f"Your function meets an axis of {min(_sizes(err) - {*args[0].shape})}, a size "
-                f"neither argument has (hidden is {tuple(args[0].shape)}): it reads a notebook variable (batch, "
-                "hidden?) instead of its arguments.", raises=RuntimeError, match="size of tensor",
-                when=lambda err, args: not _sizes(err) <= {*args[0].shape},
+                "neither argument has: it reads a notebook variable instead of its arguments.", raises=RuntimeError,
+                match="size of tensor", when=lambda err, args: not _sizes(err) <= {*args[0].shape},
                 example=lambda h, m: _mean_pool(h, torch.ones(5, 12))),
-        Mistake("Your mask (B, T) meets hidden (B, T, E) without a feature axis, so broadcasting lines T up with E: "
-                "give the mask a last axis of size 1, shared by every feature of a token.", raises=RuntimeError,
-                match="size of tensor", when=lambda err, args: _sizes(err) == {*args[0].shape[1:]},
+        Mistake("Your mask (B, T) has no feature axis, so T met E in broadcasting: give it a last axis of size 1.",
+                raises=RuntimeError, match="size of tensor", when=lambda err, args: _sizes(err) == {*args[0].shape[1:]},
                 example=lambda h, m: (h * m).sum(1) / m.sum(1)),
-        Mistake("A (B, E) sum divided by a (B,) count broadcasts the count along E, not along B. Keep the count's "
-                "axis: attention_mask.sum(dim=1, keepdim=True), shape (B, 1).", raises=RuntimeError,
-                match="size of tensor", when=lambda err, args: _sizes(err) == {args[0].shape[0], args[0].shape[2]},
+        Mistake("A (B, E) sum divided by a (B,) count broadcasts the count along E: keep its axis with keepdim=True.",
+                raises=RuntimeError, match="size of tensor",
+                when=lambda err, args: _sizes(err) == {args[0].shape[0], args[0].shape[2]},
                 example=lambda h, m: (h * m[..., None]).sum(1) / m.sum(1)),
     ])
 
 
-# --- Exercise 2: previous_token_score(weights (..., T, T)) -> (...), the weight on key i - 1 ----------------------
 def _weight_probes():
     g, g_causal = torch.Generator().manual_seed(10), torch.Generator().manual_seed(11)
     causal = (torch.randn(2, 3, 5, 5, generator=g_causal) * 2).masked_fill(torch.ones(5, 5).triu(1).bool(), -math.inf)
@@ -104,81 +98,71 @@ check_previous_token_score = Exercise(
     "Exercise 2", reference=previous_token_score, probes=_weight_probes, refuse=("attnlib.induction",),
     solution=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=-1),  # the reference is attnlib's, refused
     correct="One score per head (and per whatever axes lead): 1 when every query puts all its weight on the token "
-            "before it.",
-    mistakes=[
-        Mistake("You averaged the main diagonal, the weight each token gives itself: the previous token is one "
-                "column to the left of it.", answer=lambda w: w.diagonal(dim1=-2, dim2=-1).mean(dim=-1)),
-        Mistake("You averaged the weight each query gives the NEXT token, weights[..., i, i + 1]: with dim1=-2 "
-                "(queries) and dim2=-1 (keys), the previous token is offset=-1; offset=-1 with the dims swapped "
-                "counts from the keys' side.", answer=lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
-        Mistake("You divided by T, counting query 0, which has no previous token: average the T - 1 entries of the "
-                "diagonal.", answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),
-        Mistake("Your mean counts query 0, whose i - 1 is -1: Python reads that as the last key. Query 0 has no "
-                "previous token; leave it out.", answer=lambda w: w.roll(1, -1).diagonal(dim1=-2, dim2=-1).mean(-1)),
-        Mistake("You averaged the weight on the first token (key 0): the previous token of query i is key i - 1.",
-                answer=lambda w: w[..., 1:, 0].mean(-1)),
+            "before it.", mistakes=[
+        Mistake("You averaged the main diagonal, the weight each token gives itself: the previous token is one column "
+                "to its left.", lambda w: w.diagonal(dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("You averaged the weight on the NEXT token: with dim1=-2 (queries) and dim2=-1 (keys) the previous "
+                "token is offset=-1, and with the dims swapped offset counts from the keys' side.",
+                lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("You divided by T, counting query 0, which has no previous token: average the T - 1 entries.",
+                lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),
+        Mistake("Your mean counts query 0, whose i - 1 is -1, the last key in Python: leave query 0 out.",
+                lambda w: w.roll(1, -1).diagonal(dim1=-2, dim2=-1).mean(-1)),
+        Mistake("You took key 0's weight: query i's previous token is key i - 1.", lambda w: w[..., 1:, 0].mean(-1)),
         Mistake("You took the largest weight on the previous token: the score is the mean over the queries.",
-                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).amax(-1)),
-        Mistake("You summed the T - 1 weights: the score is their mean, so that a perfect previous-token head scores 1 "
-                "whatever T is.", answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
+                lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).amax(-1)),
+        Mistake("You summed the T - 1 weights: the score is their mean, 1 for a perfect head whatever T is.",
+                lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
         Mistake("Tensor.diagonal takes the first two axes unless told otherwise: the queries and keys are the last "
-                "two, dim1=-2 and dim2=-1.", answer=lambda w: w.diagonal(offset=-1).mean(dim=-1)),
+                "two, dim1=-2 and dim2=-1.", lambda w: w.diagonal(offset=-1).mean(dim=-1)),
         Mistake(lambda got, args: f"Your result has shape {tuple(got.shape)}; keep every leading axis of the "
                 f"weights, {tuple(args[0].shape[:-2])}, and average only the T - 1 queries.",
                 when=lambda got, args: isinstance(got, torch.Tensor) and got.shape != args[0].shape[:-2],
                 example=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean()),
-        Mistake("You leave out the last query too, as section 3 does to skip [SEP]: here every query from 1 to T - 1 "
-                "counts, only query 0 (no previous token) is left out.",
-                answer=lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1)[..., :-1].mean(dim=-1)),
-        Mistake("Your function indexes past the last query (index T or more): T comes from the weights' shape, not "
-                "from a sentence of the notebook.", raises=IndexError,
-                when=lambda err, args: f"with size {args[0].shape[-1]}" in str(err),
+        Mistake("You leave out the last query too: every query from 1 to T - 1 counts, only query 0 is left out.",
+                lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1)[..., :-1].mean(dim=-1)),
+        Mistake("Your function indexes past the last query: T comes from the weights' shape, not from a sentence.",
+                raises=IndexError, when=lambda err, args: f"with size {args[0].shape[-1]}" in str(err),
                 example=lambda w: w[..., torch.arange(1, 16), torch.arange(0, 15)].mean(dim=-1)),
-        Mistake("Your function counts the axes from the front (weights[:, i, i - 1]), which fits one number of "
-                "leading axes only: the queries and keys are the last two axes whatever leads them, so count from the "
-                "end.", raises=IndexError, match="out of bounds|too many indices",
+        Mistake("Your function counts the axes from the front (weights[:, i, i - 1]): count from the end, whatever "
+                "leads.", raises=IndexError, match="out of bounds|too many indices",
                 example=lambda w: w[:, torch.arange(1, w.shape[-1]), torch.arange(w.shape[-1] - 1)].mean(dim=-1)),
     ])
 
 
-# --- Exercise 3 (predict, then run): how many query heads read one key/value head? ---------------------------------
 check_group_size = Exercise(
     "Exercise 3", expected=HQ // HKV, read=as_number,
     correct="Query heads 0-2 read key/value head 0, 3-5 head 1, 6-8 head 2.",
     diagnose=lambda got, want, args: "Count the key/value heads first, from the width of the key projection and "
-                                     "of one head; then share the query heads among them.",
-    mistakes=[
-        Mistake("9 is the number of query heads; each key/value head is read by a share of them.", answer=9),
-        Mistake("1 would be ordinary multi-head attention, one key/value head per query head; SmolLM2's key "
-                "projection is narrower than its query projection.", answer=1),
-        Mistake("{got} is inverted: it counts key/value heads per query head, not the reverse.", answer=1 / 3),
-        Mistake("{got} is the width of all key/value heads' keys side by side; each head is Dh = 64 wide.", answer=192),
+                                     "of one head; then share the query heads among them.", mistakes=[
+        Mistake("9 is the number of query heads; each key/value head is read by a share of them.", 9),
+        Mistake("1 would be ordinary multi-head attention; SmolLM2's key projection is narrower than its query "
+                "projection.", 1),
+        Mistake("{got} is inverted: it counts key/value heads per query head, not the reverse.", 1 / 3),
+        Mistake("{got} is the width of all key/value heads' keys side by side; each head is Dh = 64 wide.", 192),
     ])
 
 
-# --- Exercise 4 (predict, then run): the bytes of SmolLM2's float32 key/value cache per token -------------------
 check_cache_bytes = Exercise(
-    "Exercise 4", expected=2 * LAYERS * HKV * DH * BYTES, read=as_number,
+    "Exercise 4", expected=CACHE, read=as_number,
     correct="2 (K and V) x 30 layers x 3 heads x 64 numbers x 4 bytes = 46080 bytes, 45 KiB per token.",
     diagnose=lambda got, want, args: "Count per token: a key and a value, in every layer, for every key/value head, "
-                                     "Dh numbers of 4 bytes each.",
-    mistakes=[
-        Mistake("{got} is half: only the keys (or only the values) counted, or 2 bytes a number. The cache holds "
-                "both, in float32, 4 bytes a number.", answer=LAYERS * HKV * DH * BYTES),
-        Mistake("{got} uses the 9 query heads: only the 3 key/value heads are cached, which is what grouped-query "
-                "attention saves.", answer=2 * LAYERS * HQ * DH * BYTES),
-        Mistake("{got} counts numbers, not bytes: each float32 number takes 4 bytes.", answer=2 * LAYERS * HKV * DH),
-        Mistake("{got} is one layer's cache: every layer keeps its own keys and values.", answer=2 * HKV * DH * BYTES),
-        Mistake("{got} is in KiB: the question asks bytes.", answer=2 * LAYERS * HKV * DH * BYTES / 1024),
-        Mistake("{got} is in bits: the question asks bytes (8 bits each).", answer=2 * LAYERS * HKV * DH * BYTES * 8),
+                                     "Dh numbers of 4 bytes each.", mistakes=[
+        Mistake("{got} is half: only the keys (or the values) counted, or 2 bytes a number; the cache holds both, in "
+                "float32.", CACHE // 2),
+        Mistake("{got} uses the 9 query heads: grouped-query attention caches only the 3 key/value heads.",
+                CACHE // HKV * HQ),
+        Mistake("{got} counts numbers, not bytes: each float32 number takes 4 bytes.", CACHE // BYTES),
+        Mistake("{got} is one layer's cache: every layer keeps its own keys and values.", CACHE // LAYERS),
+        Mistake("{got} is in KiB: the question asks bytes.", CACHE / 1024),
+        Mistake("{got} is in bits: the question asks bytes (8 bits each).", CACHE * 8),
         Mistake("{got} counts 8 bytes a number (float64's), or values as wide as the 9 query heads: this cache is "
-                "float32, and a key/value head holds a key and a value alike.", answer=2 * LAYERS * HKV * DH * 8),
-        Mistake("{got} is in MiB: the question asks bytes.", when=near(2 * LAYERS * HKV * DH * BYTES / 2**20),
-                example=0.0439),
+                "float32, and a key/value head holds a key and a value alike.", CACHE // BYTES * 8),
+        Mistake("{got} is in MiB: the question asks bytes.", when=near(CACHE / 2**20), example=0.0439),
         Mistake("{got} is in kB or MB (1000 or a million bytes): the question asks bytes.",
                 when=lambda got: near(46.08)(got) or near(0.04608)(got), example=46.08),
         Mistake("{got} counts half a byte a number, as the 4-bit weights do: this cache is float32, 4 bytes a number.",
-                answer=2 * LAYERS * HKV * DH // 2),
+                CACHE // BYTES // 2),
         Mistake("{got} is close, but rounded: every factor is a whole number, so count the bytes exactly.",
-                when=near(2 * LAYERS * HKV * DH * BYTES, rel=0.02), example=46000),
+                when=near(CACHE, rel=0.02), example=46000),
     ])
