@@ -1,5 +1,4 @@
-"""Exercises of notebook 11 (the attention of 2026's open models), declared as data: latent attention's keys, the
-sliding window, a sink, QK-norm's gain and the output gate, each with a table of the notebook's classic mistakes."""
+"""Exercises of notebook 11 (2026's attention): latent keys, a sliding window, a sink, QK-norm's gain, the gate."""
 
 from __future__ import annotations
 
@@ -17,22 +16,19 @@ __all__ = ["check_gated_output", "check_mla_keys", "check_qk_gain", "check_sink_
 
 
 def _randn(seed: int):
-    """Normal draws from one generator seeded with ``seed``: ``r = _randn(0); r(2, 3)`` is a (2, 3) tensor."""
     g = torch.Generator().manual_seed(seed)
     return lambda *shape: torch.randn(*shape, generator=g)
 
 
-# --- Exercise 1: every head's keys from the compressed vector (multi-head latent attention) ---------------
 def mla_keys(compressed, w_uk, positions, *, rotate="rope", order="nope_first", split="latent_first",
              interleaved=False, norm=False, rank=None):
-    """[c W_UK,h ; RoPE(k_R)] per head; the keywords switch on one classic mistake each (rank=8: r written in)."""
+    """Exercise 1's keys, [c W_UK,h ; RoPE(k_R)] per head; each keyword switches on a mistake (rank=8: r written in)."""
     rank = rank or w_uk.shape[1]
-    rope_dim = compressed.shape[-1] - rank
     if rotate == "all":  # RoPE on the whole compressed vector, latent included
         compressed = apply_rope(compressed, positions)
     latent, rope = compressed[..., :rank], compressed[..., rank:]  # (B, T, r), (B, T, dR)
     if split == "rope_first":
-        rope, latent = compressed[..., :rope_dim], compressed[..., rope_dim:]
+        rope, latent = compressed[..., :-rank], compressed[..., -rank:]
     elif split == "at_dn":  # the RoPE part cut after dn features, not after r
         rope = compressed[..., w_uk.shape[2]:]
     k_nope = torch.einsum("btr,hrd->bhtd", rms_norm(latent) if norm else latent, w_uk)  # (B, T, r) -> (B, H, T, dn)
@@ -57,9 +53,6 @@ def _mla_probes() -> list[Probe]:
             Probe((*decoding, torch.arange(7, 10)), "a decoding step at positions 7, 8, 9 (r = 6, dR = 2, H = 3)")]
 
 
-ROTATE_ONLY = "rotate only the RoPE part, the last dR features; "
-
-
 def _says(error, *sizes):
     """True when the error message names every one of ``sizes`` (as whole numbers)."""
     return set(map(str, sizes)) <= set(re.findall(r"\d+", str(error)))
@@ -70,116 +63,90 @@ check_mla_keys = Exercise(
     correct="The latent is up-projected per head, the RoPE part is rotated once and shared by every head: the "
             "cache needs only c and k_R.",
     mistakes=[
-        Mistake("Your keys rotate the whole compressed vector, latent included: " + ROTATE_ONLY + "a rotated "
-                "latent would carry its token's position into W_UK's product, and the up-projection could no longer "
-                "be absorbed into the query (section 2).", answer=variant(mla_keys, rotate="all")),
-        Mistake("Your RoPE part was rotated inside the whole compressed vector, so its features were paired with the "
-                "latent's (i with i + (r + dR)/2): " + ROTATE_ONLY + "apply_rope to those alone.",
-                answer=variant(mla_keys, rotate="inside")),
-        Mistake("Your keys rotate c W_UK, the part rebuilt from the latent: " + ROTATE_ONLY + "a rotation between "
-                "the query and W_UK stops decoding from absorbing W_UK.", answer=variant(mla_keys, rotate="key")),
-        Mistake("You rotate c W_UK, the part rebuilt from the latent, and leave the RoPE part as it is: only the RoPE "
-                "part carries the position (a rotated c W_UK could no longer be absorbed into the query).",
-                answer=variant(mla_keys, rotate="nope")),
+        Mistake("You rotate the whole compressed vector, not only the RoPE part.", variant(mla_keys, rotate="all")),
+        Mistake("Your RoPE part was rotated inside the whole compressed vector, paired with the latent's features: "
+                "apply_rope to the last dR features alone.", variant(mla_keys, rotate="inside")),
+        Mistake("Your keys rotate c W_UK too: rotate only the RoPE part.", variant(mla_keys, rotate="key")),
+        Mistake("You rotate c W_UK, the part rebuilt from the latent, and leave the RoPE part as it is: rotate only "
+                "the RoPE part.", variant(mla_keys, rotate="nope")),
         Mistake("Your RoPE part is not rotated: apply attnlib.apply_rope to it, with the positions given.",
-                answer=variant(mla_keys, rotate="none")),
-        Mistake("Your RoPE part is rotated as if the tokens sat at positions 0, 1, ...: pass the positions given "
-                "(a decoding step starts after the cached tokens).", answer=variant(mla_keys, rotate="from_zero")),
-        Mistake("Your RoPE part was rotated with interleaved pairs: use attnlib.apply_rope's default pairing (the "
-                "one the queries use here).", answer=variant(mla_keys, interleaved=True)),
-        Mistake("Your keys put the RoPE part first: each head's key is c W_UK,h first, then the RoPE part (the "
-                "queries are laid out the same way).", answer=variant(mla_keys, order="rope_first")),
-        Mistake("Your split takes the RoPE part from the first dR features: the latent comes first (r = "
-                "w_uk.shape[1] features), the RoPE part is the last dR.", answer=variant(mla_keys, split="rope_first")),
-        Mistake("Your latent went through RMSNorm: the exercise leaves the layer's norm out, use c as it is given.",
-                answer=variant(mla_keys, norm=True)),
-        Mistake("Every head gets the same rebuilt key, summed over the heads: each head h rebuilds its own, "
-                "c W_UK,h; keep W_UK's head axis in the product.",
-                answer=lambda c, w, p: mla_keys(c, w.sum(0, keepdim=True).expand(w.shape), p)),
-        Mistake("Your function multiplied all r + dR features by W_UK: take the first r features as the latent, and "
-                "only those go through W_UK; the last dR are the RoPE part, rotated on their own.",
-                raises=RuntimeError, match="size|shape",
-                when=lambda err, args: _says(err, args[0].shape[-1], args[1].shape[1]),
-                example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w)),
-        Mistake("Your product meets the latent's r features with W_UK's last axis, dn: w_uk is (H, r, dn), so c's r "
-                "features go with its axis 1, and each head's rebuilt key has dn features.",
+                variant(mla_keys, rotate="none")),
+        Mistake("Your RoPE part is rotated from position 0: pass the positions given (a decoding step starts later).",
+                variant(mla_keys, rotate="from_zero")),
+        Mistake("Your RoPE part was rotated with interleaved pairs: use attnlib.apply_rope's default pairing.",
+                variant(mla_keys, interleaved=True)),
+        Mistake("Your keys put the RoPE part first: each head's key is c W_UK,h first, then the RoPE part.",
+                variant(mla_keys, order="rope_first")),
+        Mistake("Your split takes the RoPE part from the first dR features: the latent comes first.",
+                variant(mla_keys, split="rope_first")),
+        Mistake("Your latent went through RMSNorm: use c as it is given.", variant(mla_keys, norm=True)),
+        Mistake("Every head gets the same rebuilt key, summed over the heads: keep W_UK's head axis in the product.",
+                lambda c, w, p: mla_keys(c, w.sum(0, keepdim=True).expand(w.shape), p)),
+        Mistake("Your function multiplied all r + dR features by W_UK: only the latent, the first r, goes through it.",
+                raises=RuntimeError, match="size|shape", example=lambda c, w, p: torch.einsum("btr,hrd->bhtd", c, w),
+                when=lambda err, args: _says(err, args[0].shape[-1], args[1].shape[1])),
+        Mistake("Your product meets the latent's r features with W_UK's last axis, dn: w_uk is (H, r, dn).",
                 raises=RuntimeError, match="size|shape", when=lambda err, args: _says(err, *args[1].shape[1:]),
                 example=lambda c, w, p: torch.einsum("btr,hnr->bhtn", c[..., :w.shape[1]], w)),
-        Mistake("Your heads axis comes after the tokens: the keys are laid out (B, H, T, ...) like the queries, one "
-                "(T, ...) block per head.", answer=lambda c, w, p: mla_keys(c, w, p).transpose(1, 2)),
+        Mistake("Your heads axis comes after the tokens: the keys are (B, H, T, ...), like the queries.",
+                lambda c, w, p: mla_keys(c, w, p).transpose(1, 2)),
         Mistake(lambda got, args: f"Your RoPE part has {got.shape[-1] - args[1].shape[2]} features: it is what "
-                "follows the latent's r = w_uk.shape[1] features in compressed, not what follows dn.",
-                when=lambda got, args: got.shape[:-1] == mla_keys(*args).shape[:-1]  # (B, H, T) right,
-                and got.shape[-1] == args[0].shape[-1] != mla_keys(*args).shape[-1],  # r + dR features, not dn + dR
-                example=variant(mla_keys, split="at_dn")),
-        Mistake(lambda err, args: f"Your latent does not have W_UK's r = {args[1].shape[1]} features on a probe with "
-                f"r + dR = {args[0].shape[-1]}: read r from w_uk.shape[1] and dR from compressed.shape[-1] - r, "
-                "not from numbers written in (the probes vary both).", raises=RuntimeError, match="size|shape",
-                when=lambda err, args: _says(err, args[1].shape[1]),
-                example=variant(mla_keys, rank=8)),
+                "follows the latent's r = w_uk.shape[1] features, not what follows dn.", example=variant(
+                    mla_keys, split="at_dn"), when=lambda got, args: got.shape[:-1] == mla_keys(*args).shape[:-1]
+                and got.shape[-1] == args[0].shape[-1] != mla_keys(*args).shape[-1]),  # (B, H, T) right, r + dR wide
+        Mistake(lambda err, args: f"Your latent does not have W_UK's r = {args[1].shape[1]} features: read r from "
+                "w_uk.shape[1] and dR from compressed.shape[-1] - r.", raises=RuntimeError, match="size|shape",
+                when=lambda err, args: _says(err, args[1].shape[1]), example=variant(mla_keys, rank=8)),
     ])
 
 
-# --- Exercise 2: the sliding-window mask, from positions --------------------------------------------------
 def window_mask(query_positions, key_positions, window, *, width=0, look_ahead=False):
-    """True where p - window < k <= p; ``width`` moves the left edge (+1: one key too many), ``look_ahead``
-    drops the causal condition."""
+    """True where p - window < k <= p; ``width`` moves the left edge, ``look_ahead`` drops k <= p."""
     p, k = query_positions[:, None], key_positions[None, :]  # (Tq, 1), (1, Tk)
     inside = k > p - window - width
     return inside & (k < p + window) if look_ahead else inside & (k <= p)
 
 
 def _by_index(query_positions, key_positions, window, *, align):
-    """The mask of the positions 0, 1, ... (top-left) or of keys assumed to end at the last query (bottom-right)."""
+    """The mask of the indices 0, 1, ... (top-left) or of keys taken to end at the last query (bottom-right)."""
     tq, tk = len(query_positions), len(key_positions)
     start = 0 if align == "top_left" else tk - tq
     return window_mask(torch.arange(start, start + tq), torch.arange(tk), window)
 
 
-def _window_probes() -> list[Probe]:
-    return [Probe((torch.arange(6), torch.arange(6), 3), "positions 0..5, window = 3"),
+check_window_mask = Exercise(
+    "Exercise 2", reference=window_mask,
+    probes=[Probe((torch.arange(6), torch.arange(6), 3), "positions 0..5, window = 3"),
             Probe((torch.arange(6, 9), torch.arange(9), 4), "3 new queries at positions 6..8 after 6 cached keys"),
             Probe((torch.arange(5), torch.arange(5), 1), "window = 1 (each token sees only itself)"),
             Probe((torch.tensor([9]), torch.tensor([0, 1, 7, 8, 9]), 4),
                   "a query at 9, keys at 0 and 1 (kept) and 7..9, window = 4"),
-            Probe((torch.arange(4), torch.arange(4), 6), "a window wider than the sequence, window = 6")]
-
-
-check_window_mask = Exercise(
-    "Exercise 2", reference=window_mask, probes=_window_probes,
+            Probe((torch.arange(4), torch.arange(4), 6), "a window wider than the sequence, window = 6")],
     correct="Each query sees its own position and the window - 1 before it, whatever the positions are.",
     mistakes=[
-        Mistake("Your window is one key too wide: each query sees window + 1 positions. A window of W is the query's "
-                "own position and the W - 1 before it: k > p - W (transformers: kv_idx > q_idx - sliding_window).",
-                answer=variant(window_mask, width=1)),
-        Mistake("Your window is always 3 positions wide (the section's example): use the window argument; the probes "
-                "vary it.", answer=lambda q, k, w: window_mask(q, k, 3)),
-        Mistake("Your window is one key too narrow: each query sees window - 1 positions. A window of W counts the "
-                "query's own position: p - W < k <= p.", answer=variant(window_mask, width=-1)),
-        Mistake("Your queries do not see their own position: a window of W counts the query itself and the W - 1 "
-                "positions before it.", answer=lambda q, k, w: window_mask(q, k, w) & (q[:, None] != k)),
-        Mistake("Your mask compares the indices 0, 1, ... instead of the positions given: a decoding step's queries "
-                "come after the cache.", answer=variant(_by_index, align="top_left")),
-        Mistake("Your mask assumes the keys are the last Tk positions, ending at the last query: compare the "
-                "positions given (a cache may keep an old token beside the recent ones).",
-                answer=variant(_by_index, align="bottom_right")),
-        Mistake("Your window looks ahead: a decoder's query never sees a later position. Keep k <= p beside the "
-                "window's condition.", when=lambda got, args: got.dtype == torch.bool and torch.equal(
-                    got & (args[1] <= args[0][:, None]), window_mask(*args)),
-                example=variant(window_mask, look_ahead=True)),
-        Mistake("Your mask is inverted: in attnlib True means 'may attend'.",
-                answer=lambda q, k, w: ~window_mask(q, k, w)),
-        Mistake("Your mask is transposed: its rows are the keys. Each row is a query (its position p), each column a "
-                "key.", answer=lambda q, k, w: window_mask(q, k, w).T),
-        Mistake("Your mask has the right pattern but is not bool: return a bool tensor (True = may attend).",
-                when=lambda got, args: got.dtype != torch.bool and torch.equal(got.bool(), window_mask(*args)),
-                example=lambda q, k, w: window_mask(q, k, w).int()),
+        Mistake("Your window is one key too wide, window + 1 positions: a window of W is the query's own position "
+                "and the W - 1 before it.", variant(window_mask, width=1)),
+        Mistake("Your window is always 3 wide: use the window argument.", lambda q, k, w: window_mask(q, k, 3)),
+        Mistake("Your window is one key too narrow, window - 1 positions: a window of W counts the query's own "
+                "position.", variant(window_mask, width=-1)),
+        Mistake("Your queries do not see their own position: a window of W counts it, and the W - 1 before it.",
+                lambda q, k, w: window_mask(q, k, w) & (q[:, None] != k)),
+        Mistake("Your mask compares the indices 0, 1, ..., not the positions given.",
+                variant(_by_index, align="top_left")),
+        Mistake("Your mask takes the keys to be the last Tk positions: compare the positions given.",
+                variant(_by_index, align="bottom_right")),
+        Mistake("Your window looks ahead: keep k <= p beside the window's condition.",
+                example=variant(window_mask, look_ahead=True), when=lambda got, args: got.dtype == torch.bool
+                and torch.equal(got & (args[1] <= args[0][:, None]), window_mask(*args))),
+        Mistake("Your mask is inverted: in attnlib True means 'may attend'.", lambda *a: ~window_mask(*a)),
+        Mistake("Your mask is transposed: each row is a query, each column a key.", lambda *a: window_mask(*a).T),
+        Mistake("Your mask has the right pattern but not the bool dtype.", example=lambda *a: window_mask(*a).int(),
+                when=lambda got, args: got.dtype != torch.bool and torch.equal(got.bool(), window_mask(*args))),
     ])
 
 
-# --- Exercise 3: softmax with a sink logit -----------------------------------------------------------------
 def _sink_softmax(s, sink):
-    """The exercise's answer in torch (attnlib's own is refused): a softmax over the Tk scores and the sink's logit."""
+    """Exercise 3's answer in torch (attnlib's own is refused): a softmax over the Tk scores and the sink's logit."""
     return torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)], -1).softmax(-1)[..., :-1]
 
 
@@ -196,55 +163,44 @@ check_sink_softmax = Exercise(
     "Exercise 3", reference=softmax_with_sink, probes=_sink_probes, solution=_sink_softmax, refuse=("attnlib.modern",),
     correct="exp(sink) joins each row's denominator only: the rows sum to less than 1, the rest goes nowhere.",
     mistakes=[
-        Mistake("Your rows sum to 1: the sink is missing, or added to the scores, where it sits in the numerator too "
-                "and cancels. It belongs in the denominator only: weights = exp(s) / (exp(sink) + sum exp(s)).",
-                answer=lambda s, sink: torch.softmax(s, dim=-1),
+        Mistake("Your rows sum to 1: the sink is missing, or added to the scores, where it cancels from numerator and "
+                "denominator; it belongs in the denominator only.", lambda s, sink: torch.softmax(s, dim=-1),
                 example=lambda s, sink: torch.softmax(s + sink[:, None, None], dim=-1)),
-        Mistake("Your rows sum to more than 1: exp(sink) was added to the numerator too. It belongs in the denominator "
-                "only, as attention paid to nothing.", when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()),
-                example=lambda s, sink: (s.exp() + sink[:, None, None].exp()) / (
-                    s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
-        *[Mistake("Your weights dropped a score's column and kept the sink's: the sink's column is the one to drop.",
-                  answer=wrong) for wrong in (  # the sink's column put first, or last, and the wrong end cut
+        Mistake("Your rows sum to more than 1: exp(sink) is in the numerator too, not only in the denominator.",
+                when=lambda got: bool((got.sum(-1) > 1 + 1e-4).all()), example=lambda s, sink: (
+                    s.exp() + sink[:, None, None].exp()) / (s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
+        *[Mistake("Your weights dropped a score's column and kept the sink's column: drop that one.", wrong)
+          for wrong in (  # the sink's column put first, or last, and the wrong end cut
             lambda s, sink: torch.cat([sink[:, None, None].expand(*s.shape[:-1], 1), s], -1).softmax(-1)[..., :-1],
             lambda s, sink: torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)], -1).softmax(-1)[..., 1:])],
-        Mistake("Your denominator counts exp(sink) once per key, Tk times: the sink is one more logit in the row, and "
-                "its exponential enters the sum once.",
-                answer=lambda s, sink: _sink_softmax(s, sink + math.log(s.shape[-1]))),
-        *[Mistake("Your sink is one logit shared by every head (the heads' logits averaged or summed): each head h "
-                  "has its own, sink[h].", answer=lambda s, sink, pool=pool: _sink_softmax(s, pool(sink).expand_as(
-                      sink))) for pool in (torch.mean, torch.sum)],
-        Mistake("Your weights are normalised down each column, over the queries: each query's row is the softmax, "
-                "over its Tk scores and the sink.",
-                answer=lambda s, sink: _sink_softmax(s.transpose(-2, -1), sink).transpose(-2, -1)),
-        Mistake("Your weights are all negative: they are log-weights (log_softmax, or the log of the weights). A "
-                "weight is a share between 0 and 1.", when=lambda got: bool((got < 0).all()),
-                example=lambda s, sink: _sink_softmax(s, sink).log()),
-        Mistake("Your sink is exp(0) = 1 for every head (a softmax 'off by one'): use each head's own logit, "
-                "exp(sink[h]).", answer=lambda s, sink: _sink_softmax(s, torch.zeros_like(sink))),
-        Mistake("Your sink enters as exp(-sink): the sink is a logit like the scores, exponentiated as they are.",
-                answer=lambda s, sink: _sink_softmax(s, -sink)),
-        Mistake("Your denominator adds the sink's logit itself: the sink is a logit like the scores, and enters the "
-                "sum as its exponential.",  # exp(s) / (sum exp(s) + sink), without overflow
-                answer=lambda s, sink: s.softmax(-1) / (1 + sink[:, None, None] / s.exp().sum(-1, keepdim=True))),
-        Mistake("Your weights keep the sink's column (Tk + 1 of them): drop it, it has no value to weigh.",
-                when=lambda got, args: got.shape[-1] == args[0].shape[-1] + 1,
-                example=lambda s, sink: torch.softmax(torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)],
-                                                                dim=-1), dim=-1)),
-        Mistake("Your weights hold NaN where the scores are large: exp(1000) overflows to inf. Subtract each row's "
-                "maximum, the sink's logit included, before exp (or softmax over the Tk + 1 logits).",
+        Mistake("Your denominator counts exp(sink) once per key, Tk times: it enters the sum once.",
+                lambda s, sink: _sink_softmax(s, sink + math.log(s.shape[-1]))),
+        *[Mistake("Your sink is one logit shared by every head: each head h has its own, sink[h].",
+                  lambda s, sink, pool=pool: _sink_softmax(s, pool(sink).expand_as(sink)))
+          for pool in (torch.mean, torch.sum)],
+        Mistake("Your weights are normalised over the queries: normalise each query's row, its scores and the sink.",
+                lambda s, sink: _sink_softmax(s.transpose(-2, -1), sink).transpose(-2, -1)),
+        Mistake("Your weights are all negative, log-weights: return the weights themselves, shares between 0 and 1.",
+                when=lambda got: bool((got < 0).all()), example=lambda s, sink: _sink_softmax(s, sink).log()),
+        Mistake("Your sink is exp(0) = 1 for every head: use each head's own logit, exp(sink[h]).",
+                lambda s, sink: _sink_softmax(s, torch.zeros_like(sink))),
+        Mistake("Your sink enters as exp(-sink): it is a logit like the scores.", lambda s, k: _sink_softmax(s, -k)),
+        Mistake("Your denominator adds the sink's logit itself: add its exponential, as for the scores.",
+                # exp(s) / (sum exp(s) + sink), without overflow
+                lambda s, sink: s.softmax(-1) / (1 + sink[:, None, None] / s.exp().sum(-1, keepdim=True))),
+        Mistake("Your weights keep the sink's column (Tk + 1 of them): drop it.",
+                when=lambda got, args: got.shape[-1] == args[0].shape[-1] + 1, example=lambda s, sink: torch.softmax(
+                    torch.cat([s, sink[:, None, None].expand(*s.shape[:-1], 1)], dim=-1), dim=-1)),
+        Mistake("Your weights hold NaN where exp overflows: subtract each row's maximum, the sink's included, first.",
                 when=lambda got: bool(torch.isnan(got).any()),
                 example=lambda s, sink: s.exp() / (s.exp().sum(-1, keepdim=True) + sink[:, None, None].exp())),
-        Mistake("Your sink is laid along the wrong axis: there is one logit per head, and the heads are axis 1 of "
-                "(B, H, Tq, Tk): sink.view(1, H, 1, 1), or sink[:, None, None].",
+        Mistake("Your sink is laid along the wrong axis: the heads are axis 1 of (B, H, Tq, Tk).",
                 raises=RuntimeError, match="size|shape|expand", example=lambda s, sink: torch.softmax(torch.cat(
                     [s, sink.view(1, 1, -1, 1).expand(*s.shape[:-1], 1)], dim=-1), dim=-1)[..., :-1]),
     ])
 
 
-# --- Exercise 4: the gain a normed head needs for a scaled score of 10 (QK-norm, Dh = 8) -------------------
-
-DH, TARGET = 8, 10.0
+DH, TARGET = 8, 10.0  # Exercise 4: the gain g for a largest scaled score of 10, with QK-norm and Dh = 8
 GAIN = math.sqrt(TARGET / math.sqrt(DH))
 
 check_qk_gain = Exercise(
@@ -252,44 +208,37 @@ check_qk_gain = Exercise(
     correct="Normed, the query and the key are each g * sqrt(Dh) long, so the largest score is g^2 * sqrt(Dh): "
             "1.88^2 * 2.83 = 10. Only the gains, a few learned numbers, set how sharp a head can be.",
     mistakes=[
-        Mistake("With g = {got} a score of 10 needs the gain on only one of the two vectors (or {got} is g^2): the "
-                "query and the key are both multiplied by g.", when=near(TARGET / math.sqrt(DH)), example=3.54),
-        Mistake("{got} lets the dot product q . k reach 10 before the scale; the score is q . k / sqrt(Dh).",
+        Mistake("{got} puts the gain on one vector only (or is g^2): the query and the key are both multiplied by g.",
+                when=near(TARGET / math.sqrt(DH)), example=3.54),
+        Mistake("{got} lets q . k reach 10 before the scale: the score is q . k / sqrt(Dh).",
                 when=near(math.sqrt(TARGET / DH)), example=1.12),
-        Mistake("{got} treats the normed query and key as vectors of length 1: a root mean square of 1 over Dh "
-                "features is a length of sqrt(Dh).", when=near(math.sqrt(TARGET * math.sqrt(DH))), example=5.32),
-        Mistake("{got} is the largest score with gains of 1, not a gain: how does a gain g change that bound?",
+        Mistake("{got} takes the normed vectors to have length 1: their length is sqrt(Dh).",
+                when=near(math.sqrt(TARGET * math.sqrt(DH))), example=5.32),
+        Mistake("{got} is the largest score with gains of 1, not a gain: how does g change that bound?",
                 when=near(math.sqrt(DH)), example=2.83),
         Mistake("{got} would be right if the largest score with gains of 1 were 1; it is sqrt(Dh).",
                 when=near(math.sqrt(TARGET)), example=3.16),
-        Mistake("{got} is close, but with too few decimals: give g to two decimals.",
-                when=lambda got: isinstance(got, (int, float)) and abs(got - GAIN) < 0.15 and round(got, 1) == got,
-                example=1.9),
-        Mistake("{got} squares the factor the score must grow by: with g on both the query and the key the score "
-                "grows as g^2, so g is that factor's square root.", when=near((TARGET / math.sqrt(DH)) ** 2),
-                example=12.5),
-        Mistake("{got} is 10 / Dh: with QK-norm the largest score with gains of 1 is sqrt(Dh), not Dh, and the gain "
-                "multiplies both the query and the key (the score grows as g^2).", when=near(TARGET / DH),
-                example=1.25),
-        Mistake("{got} is 10 / 6.4, measured against the unnormed scores: with QK-norm their size no longer counts; "
-                "the largest normed score with gains of 1 depends on Dh alone.", when=near(TARGET / 6.4),
-                example=1.56),
-        Mistake("{got} splits the factor the score must grow by into two halves, one for the query and one for the "
-                "key: but the two gains multiply the score one after the other, they do not add.",
+        Mistake("{got} is close, but with too few decimals: give g to two decimals.", example=1.9,
+                when=lambda got: isinstance(got, (int, float)) and abs(got - GAIN) < 0.15 and round(got, 1) == got),
+        Mistake("{got} squares the factor the score must grow by: g is its square root.",
+                when=near((TARGET / math.sqrt(DH)) ** 2), example=12.5),
+        Mistake("{got} is 10 / Dh: the largest score with gains of 1 is sqrt(Dh), and it grows as g^2.",
+                when=near(TARGET / DH), example=1.25),
+        Mistake("{got} uses the unnormed scores: with QK-norm the largest score with gains of 1 depends on Dh alone.",
+                when=near(TARGET / 6.4), example=1.56),
+        Mistake("{got} splits the factor into two halves, one per vector: the two gains multiply, they do not add.",
                 when=near(TARGET / math.sqrt(DH) / 2), example=1.77),
-        Mistake("{got} is a gain below 1, which shrinks the scores: a score of 10, above the largest one gains of 1 "
-                "allow, needs g above 1 (is your ratio upside down?).", when=near(1 / GAIN), example=0.53),
+        Mistake("{got} is a gain below 1, which shrinks the scores: is your ratio upside down?", when=near(1 / GAIN),
+                example=0.53),
     ])
 
 
-# --- Exercise 5: the gated output ----------------------------------------------------------------------------
 def gated_output(heads, x, w_gate, w_out, *, where="before", gate=torch.sigmoid, source="input", merge=(0, 2, 1, 3),
                  gate_as_heads=False, op=torch.mul):
     """out = (merge(heads) * sigmoid(x @ w_gate)) @ w_out; the keywords switch on one classic mistake each."""
     b, h, t, dh = heads.shape
     merged = heads.permute(*merge).reshape(b, t, h * dh)  # (B, T, H*Dh), head 0's Dh features first
-    logits = (x if source == "input" else merged) @ w_gate  # (B, T, H*Dh)
-    g = gate(logits)
+    g = gate((x if source == "input" else merged) @ w_gate)  # (B, T, H*Dh)
     if gate_as_heads:  # (B, T, H*Dh) read as (B, H, T, Dh): the gate meets the wrong features
         g = g.view(b, h, t, dh).transpose(1, 2).reshape(b, t, h * dh)
     if where == "after":
@@ -309,35 +258,30 @@ check_gated_output = Exercise(
     correct="The gate, computed from the layer's input, scales each head's features while the heads are still "
             "apart; W_O mixes them after.",
     mistakes=[
-        Mistake("Your gate comes after the output projection, where every feature mixes all the heads: no gate value "
-                "can silence one head. Where are the heads still apart?", answer=variant(gated_output, where="after")),
-        Mistake("Your gate is x @ w_gate itself, which can be negative or above 1: the section's gate squashes it "
-                "with a sigmoid, between 0 (closed) and 1 (open).", answer=variant(gated_output, gate=lambda z: z)),
-        *[Mistake(f"Your gate is {name}(x @ w_gate): the section's gate is a sigmoid, a value between 0 (closed) and 1 "
-                  "(open) for each feature on its own.", answer=variant(gated_output, gate=f))
+        Mistake("Your gate comes after the output projection, which mixes the heads: gate them while still apart.",
+                variant(gated_output, where="after")),
+        Mistake("Your gate is x @ w_gate itself: squash it with a sigmoid, between 0 (closed) and 1 (open).",
+                variant(gated_output, gate=lambda z: z)),
+        *[Mistake(f"Your gate is {name}(x @ w_gate): the section's gate is a sigmoid, for each feature on its own.",
+                  variant(gated_output, gate=f))
           for name, f in (("softmax", lambda z: z.softmax(-1)), ("tanh", torch.tanh), ("SiLU", F.silu))],
-        Mistake("Your gate is inverted, 1 - sigmoid(x @ w_gate): a large logit must open the feature (a gate near 1), "
-                "not close it.", answer=variant(gated_output, gate=lambda z: 1 - z.sigmoid())),
-        Mistake("Your gate is added to the heads' features: a gate multiplies them, scaling each between 0 (silenced) "
-                "and 1 (passed on).", answer=variant(gated_output, op=torch.add)),
-        Mistake("Your gate has one value per head (averaged over the head's features): it has one for each feature of "
-                "each head, each scaling its own feature.", answer=lambda hd, x, wg, wo: gated_output(
-                    hd, x, wg, wo, gate=lambda z: z.sigmoid().unflatten(-1, (hd.shape[1], -1)).mean(-1)
-                    .repeat_interleave(hd.shape[-1], -1))),
-        Mistake("Your gate is computed from the attention's output; Qwen3-Next computes it from the layer's input "
-                "x, so that whether a head speaks depends on the token, not on what the head found.",
-                answer=variant(gated_output, source="heads")),
-        Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), which mixes tokens: the heads must "
-                "move behind the tokens first (notebook 05).", answer=variant(gated_output, merge=(0, 1, 2, 3))),
-        Mistake("Your merge orders each token's features (Dh, H), feature by feature across the heads: the heads must "
-                "sit side by side, head 0's Dh features first (notebook 05's merge).",
-                answer=variant(gated_output, merge=(0, 2, 3, 1))),
-        Mistake("Your gate meets the wrong features: its H*Dh features are laid out as the merged heads' (head 0's "
-                "Dh first); viewed as (B, H, T, Dh) they land on other heads and tokens.",
-                answer=variant(gated_output, gate_as_heads=True)),
-        Mistake("Your gate's features are read as (Dh, H), feature by feature across the heads: its H*Dh features are "
-                "laid out as the merged heads', head 0's Dh first.", answer=lambda hd, x, wg, wo: gated_output(
+        Mistake("Your gate is inverted, 1 - sigmoid(x @ w_gate): a large logit must open the feature.",
+                variant(gated_output, gate=lambda z: 1 - z.sigmoid())),
+        Mistake("Your gate is added to the features: a gate multiplies them.", variant(gated_output, op=torch.add)),
+        Mistake("Your gate has one value per head: it has one for each feature of each head.",
+                lambda hd, x, wg, wo: gated_output(hd, x, wg, wo, gate=lambda z: z.sigmoid().unflatten(
+                    -1, (hd.shape[1], -1)).mean(-1).repeat_interleave(hd.shape[-1], -1))),
+        Mistake("Your gate is computed from the attention's output: compute it from the layer's input x.",
+                variant(gated_output, source="heads")),
+        Mistake("Your merge reshapes (B, H, T, Dh) straight to (B, T, H*Dh), mixing tokens: transpose first.",
+                variant(gated_output, merge=(0, 1, 2, 3))),
+        Mistake("Your merge orders each token's features (Dh, H): head 0's Dh features come first.",
+                variant(gated_output, merge=(0, 2, 3, 1))),
+        Mistake("Your gate meets the wrong features: its H*Dh features are the merged heads', not (B, H, T, Dh).",
+                variant(gated_output, gate_as_heads=True)),
+        Mistake("Your gate's features are read as (Dh, H): they are the merged heads', head 0's Dh first.",
+                lambda hd, x, wg, wo: gated_output(
                     hd, x, wg[:, torch.arange(wg.shape[1]).view(-1, hd.shape[1]).T.flatten()], wo)),
         Mistake("Your output has the merged heads' width: the layer ends with the output projection, w_out.",
-                answer=lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
+                lambda hd, x, wg, wo: gated_output(hd, x, wg, torch.eye(wo.shape[0]))),
     ])
