@@ -1,5 +1,4 @@
-"""Exercises of notebook 10 (induction heads), declared as data: a repeated batch judged by its properties, three
-predicted losses or scores and the induction targets, each with a table of the notebook's classic mistakes."""
+"""Exercises of notebook 10 (induction heads): a random batch judged by its properties, predictions, the targets."""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ def _direction(low: str, high: str):
     return lambda got, want, args: (low if got < want else high) if isinstance(got, (int, float)) else None
 
 
-# --- Exercise 1: repeated_batch(batch_size, seq_len, repeat_len, vocab_size, generator), judged by its properties ---
 def _parts(got):
     """(tokens, first, second) when the output has that form (three integer tensors of ranks 2, 1, 1), else None."""
     if not (isinstance(got, (tuple, list)) and len(got) == 3 and all(isinstance(x, torch.Tensor) for x in got)):
@@ -36,8 +34,7 @@ def _batch(predicate):
 
 
 def _batch_with(ids=(0, 0), tokens=None, first_low=0, first_short=0, gap=None, after=None):
-    """repeated_batch, right by default; each keyword makes one classic mistake (for the tests and the solution):
-    ``ids=(low, high)`` draws the tokens from randint(low, vocab_size + high)."""
+    """repeated_batch, right by default; each keyword makes one mistake (ids=(low, high): randint(low, V + high))."""
     def make(b, t, n, v, g):
         x = tokens(b, t, v, g) if tokens else torch.randint(ids[0], v + ids[1], (b, t), generator=g)  # (B, T)
         first = torch.randint(first_low, t - 2 * n + 1 - first_short, (b,), generator=g)  # 0 .. T - 2L
@@ -47,18 +44,6 @@ def _batch_with(ids=(0, 0), tokens=None, first_low=0, first_short=0, gap=None, a
         x[rows, second[:, None] + j] = x[rows, first[:, None] + j]  # (B, L) copied
         return after(x, first, second, g) if after else (x, first, second)
     return make
-
-
-def _same_places(b, t, n, v, g):
-    """One pair of starts for the whole batch: the segment at 0 copied to the end in every row."""
-    x = torch.randint(v, (b, t), generator=g)
-    x[:, t - n:] = x[:, :n]
-    return x, torch.zeros(b, dtype=torch.long), torch.full((b,), t - n)
-
-
-def _batch_probes():
-    sizes = [(4096, 32, 10, 64), (3000, 20, 4, 9), (2000, 15, 6, 50)]
-    return [Probe((*s, torch.Generator().manual_seed(i)), f"repeated_batch{s}") for i, s in enumerate(sizes)]
 
 
 def _uniform(x, v, b, t):
@@ -72,12 +57,12 @@ def _sizes(err) -> tuple[int, int]:
                                     str(err)).groups()))
 
 
-APART = "the second must start at least repeat_len tokens after the first (second >= first + repeat_len)."
-
 check_repeated_batch = Exercise(
-    "Exercise 1", probes=_batch_probes, solution=_batch_with(), refuse=("attnlib.induction",),
+    "Exercise 1", solution=_batch_with(), refuse=("attnlib.induction",),
+    probes=lambda: [Probe((*s, torch.Generator().manual_seed(i)), f"repeated_batch{s}")
+                    for i, s in enumerate([(4096, 32, 10, 64), (3000, 20, 4, 9), (2000, 15, 6, 50)])],
     same_twice="Two calls with the same generator gave different batches: draw every number from the generator "
-               "you are given (torch.randint(..., generator=generator)), not from torch's global one.",
+               "you are given, not from torch's global one.",
     correct="Random tokens, one segment twice, at places that change from row to row.",
     mistakes=[
         Mistake("Return three integer tensors: (tokens (B, T), first (B,), second (B,)).",
@@ -95,71 +80,65 @@ check_repeated_batch = Exercise(
         Mistake("Every 'first' starts after its 'second': return (tokens, first, second), the earlier start first.",
                 when=_batch(lambda x, f, s, b, t, n, v: (f >= s + n).all()),
                 example=_batch_with(after=lambda x, f, s, g: (x, s, f))),
-        Mistake("Your two copies overlap: " + APART, when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
+        Mistake("Your two copies overlap: the second must start at least repeat_len tokens after the first (second >= "
+                "first + repeat_len).", when=_batch(lambda x, f, s, b, t, n, v: (s < f + n).any()),
                 example=_batch_with(gap=lambda room, g: -torch.ones_like(room))),
-        Mistake(lambda err, args: f"Your function raised RuntimeError on repeated_batch{args[:4]}: it copies "
-                f"{_sizes(err)[1]} tokens where repeat_len is {args[2]}, a size written in (the notebook's T = {T}, "
-                "L = 10?). Read every size from the arguments.", raises=RuntimeError,
-                when=lambda err, args: _sizes(err)[1] != args[2],  # the example: a no-op at T = 32, L = 10 only
+        Mistake(lambda err, args: f"On repeated_batch{args[:4]} your function copies {_sizes(err)[1]} tokens where "
+                f"repeat_len is {args[2]}: a size written in (the notebook's T = {T}, L = 10?). Read every size from "
+                "the arguments.", raises=RuntimeError, when=lambda err, args: _sizes(err)[1] != args[2],
                 example=_batch_with(after=lambda x, f, s, g: [x[:, 22:32].copy_(x[:, -10:]), x, f, s][1:])),
-        Mistake("Your function raised an error because a copy ran off the end of the sequence (second + repeat_len > "
-                "seq_len): check the largest start your draw can give (rounding, not truncating, gives one more).",
-                raises=(RuntimeError, IndexError), when=lambda err, args: "out of bounds" in str(err) or (
-                    _sizes(err)[0] < args[2] == _sizes(err)[1]),
+        Mistake("Your function raised an error because a copy ran off the end of the sequence: check the largest start "
+                "your draw can give (rounding, not truncating, gives one more).", raises=(RuntimeError, IndexError),
+                when=lambda err, args: "out of bounds" in str(err) or _sizes(err)[0] < args[2] == _sizes(err)[1],
                 example=_batch_with(gap=lambda room, g: (torch.rand(room.shape, generator=g) * room).round().long())),
-        Mistake("Your copy writes the segment over its own source (torch: 'refer to a single memory location'): "
-                "your two copies overlap; " + APART, raises=RuntimeError, match="single memory location",
-                example=_batch_with(after=lambda x, f, s, g: x[0, 1:].copy_(x[0, :-1]))),  # overlapping slices
-        Mistake("tokens[b, second[b] + j] must equal tokens[b, first[b] + j] for every j < repeat_len: copy the whole "
-                "segment, after drawing the tokens.",
-                when=_batch(lambda x, f, s, b, t, n, v: not torch.equal(
+        Mistake("Your two copies overlap, so the copy writes over its own source (torch: 'refer to a single memory "
+                "location'): start the second at least repeat_len tokens after the first.",
+                raises=RuntimeError, match="single memory location",
+                example=_batch_with(after=lambda x, f, s, g: x[0, 1:].copy_(x[0, :-1]))),
+        Mistake("Your second copy differs from the first: copy the whole segment of repeat_len tokens, after drawing "
+                "the tokens.", when=_batch(lambda x, f, s, b, t, n, v: not torch.equal(
                     x.gather(1, s[:, None] + torch.arange(n)), x.gather(1, f[:, None] + torch.arange(n)))),
                 example=_batch_with(after=lambda x, f, s, g: (torch.randint(int(x.max()) + 1, x.shape, generator=g),
                                                               f, s))),
         Mistake("You drew one pair of starts for the whole batch, so every row has its copies at the same places: "
-                "draw first and second per row, or a model learns the places instead of matching tokens.",
-                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()), example=_same_places),
-        Mistake("Your first copy starts at the same place in every row: draw first at random for each row too, so "
-                "that every placement can come up.", when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all()),
+                "draw first and second per row.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all() and (s == s[0]).all()),
+                example=lambda b, t, n, v, g: _batch_with(first_short=t - 2 * n, gap=lambda room, g: room - 1)(
+                    b, t, n, v, g)),
+        Mistake("Your first copy starts at the same place in every row: draw first at random for each row too.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all()),
                 example=lambda b, t, n, v, g: _batch_with(first_short=t - 2 * n)(b, t, n, v, g)),
         Mistake(lambda got, args: f"Your second copy starts at only {len(set((got[2] - got[1]).tolist()))} distance(s) "
-                "from the first, where every distance from repeat_len to seq_len - repeat_len must be possible: a "
-                "model then finds the earlier copy by counting back, not by matching tokens, and no induction head "
-                "forms.", when=_batch(lambda x, f, s, b, t, n, v: len(set((s - f).tolist())) < min(3, t - 2 * n + 1)),
+                "from the first; every distance from repeat_len to seq_len - repeat_len must be possible.",
+                when=_batch(lambda x, f, s, b, t, n, v: len(set((s - f).tolist())) < min(3, t - 2 * n + 1)),
                 example=_batch_with(gap=lambda room, g: torch.randint(2, room.shape, generator=g) * (room > 1))),
         Mistake("The first copy never starts at position 0: the low bound of its start is 0.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.min() > 0), example=_batch_with(first_low=1)),
         Mistake(lambda got, args: f"The first copy never starts at seq_len - 2 * repeat_len = {args[1] - 2 * args[2]}, "
-                "the last start with room for both: randint's high is exclusive, one above the last value drawn.",
+                "the last start with room for both: randint's high is exclusive.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.max() < t - 2 * n), example=_batch_with(first_short=1)),
-        Mistake("For a given first, your second copy always starts at the same place: the gap between the copies is "
-                "computed, not drawn. Draw second at random in every row, so that any start from first + repeat_len "
-                "to seq_len - repeat_len can come up.",
+        Mistake("For a given first, your second copy always starts at the same place: draw it at random too.",
                 when=_batch(lambda x, f, s, b, t, n, v: all(len(s[f == k].unique()) == 1 for k in f.unique()
                                                             if k < t - 2 * n)),
                 example=_batch_with(gap=lambda room, g: (room - 1) // 2)),
-        Mistake("The second copy never reaches the end of the sequence (second + repeat_len = seq_len) for a first "
-                "copy that leaves room: the gap's high bound is one short (randint's high is exclusive).",
+        Mistake("Your second copy never ends at seq_len: the high bound of its draw is one short.",
                 when=_batch(lambda x, f, s, b, t, n, v: any(s[f == k].max() < t - n for k in f.unique())),
                 example=_batch_with(gap=lambda room, g: (torch.rand(room.shape, generator=g) * (room - 1)).long())),
-        Mistake("Some placements of the two copies never come up: every pair of starts with 0 <= first, "
-                "first + repeat_len <= second and second + repeat_len <= seq_len must be possible.",
+        Mistake("Some placements of the two copies never come up: every valid pair of starts must be possible.",
                 when=_batch(lambda x, f, s, b, t, n, v: len({(int(i), int(j)) for i, j in zip(f, s)})
                             < (t - 2 * n + 1) * (t - 2 * n + 2) // 2),
                 example=_batch_with(gap=lambda room, g: (room - 1) * torch.randint(2, room.shape, generator=g))),
         Mistake(lambda got, args: f"Token id {args[3] - 1}, the last of the vocabulary, never appears: randint's high "
-                "is exclusive, and torch.randint(vocab_size, ...) draws 0 .. vocab_size - 1.",
-                when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1), example=_batch_with(ids=(0, -1))),
+                "is exclusive.", when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1),
+                example=_batch_with(ids=(0, -1))),
         Mistake("Token id 0 never appears: the ids run from 0 to vocab_size - 1.",
                 when=_batch(lambda x, f, s, b, t, n, v: x.min() > 0), example=_batch_with(ids=(1, 0))),
-        Mistake("Your tokens are not drawn uniformly: some ids come up far more often than others. Draw each token "
-                "with torch.randint(vocab_size, (batch_size, seq_len), generator=generator).",
-                when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
+        Mistake("Your tokens are not drawn uniformly, some ids far more often than others: draw each one with "
+                "torch.randint(vocab_size, ...).", when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
                 example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v, (b, t), generator=g).index_fill(
                     1, torch.arange(0, t, 3), 0))),
         Mistake(lambda got: f"Your tokens are {str(got[0].dtype).removeprefix('torch.')}: the stub asks for int64 "
-                "(torch.long), torch's dtype for token ids (F.cross_entropy takes its targets as int64).",
-                when=lambda got: _parts(got) is not None and got[0].dtype != torch.long,
+                "(torch.long).", when=lambda got: _parts(got) is not None and got[0].dtype != torch.long,
                 example=_batch_with(after=lambda x, f, s, g: (x.int(), f, s))),
     ])
 
@@ -167,32 +146,24 @@ check_repeated_batch = Exercise(
 NEGATIVE = Mistake("Your loss is negative, and a loss never is: it is minus the log of a probability (at most 1).",
                    when=lambda got: isinstance(got, (int, float)) and got < 0, example=-math.log(VOCAB))
 
-# --- Exercise 2 (predict, then run): the loss of an untrained model, in nats --------------------------------------
 check_untrained_loss = Exercise(
     "Exercise 2", expected=math.log(VOCAB), decimals=1, read=as_number,
     correct=f"ln 64 = {math.log(VOCAB):.2f} nats: a uniform guess over 64 tokens, on every position alike.",
     diagnose=_direction("Too low for a model that knows nothing: it cannot beat a uniform guess over the 64 tokens.",
                         "Too high: a model that knows nothing does no worse than a uniform guess over the 64 tokens."),
-    mistakes=[
-        NEGATIVE,
-        Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
-                when=near(math.log2(VOCAB), tol=0.05), example=6),
-        Mistake("{got} is a probability (the right token's, under a uniform guess), not a loss: cross-entropy turns a "
-                "probability into nats.",
-                when=near(1 / VOCAB, tol=0.002), example=1 / 64),
-        Mistake("{got} is the number of tokens, not a loss: a loss is minus the log of a probability.",
-                when=near(VOCAB, tol=0.5), example=64),
-        Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log.",
-                when=near(math.log10(VOCAB), tol=0.05), example=1.81),
-        Mistake("A loss of 0 means the model is sure and right; an untrained model knows nothing and guesses "
-                "uniformly.", when=near(0.0, tol=0.005), example=0),
-        Mistake("{got} is ln T, as if the model guessed among the 32 positions; it guesses the next token, from the "
-                "vocabulary.", when=near(math.log(T), tol=0.05), example=math.log(32)),
-    ])
+    mistakes=[NEGATIVE, *[Mistake(hint, when=near(value, tol=tol), example=example) for hint, value, tol, example in [
+        ("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.", math.log2(VOCAB), 0.05, 6),
+        ("{got} is a probability, not a loss: cross-entropy turns a probability into nats.", 1 / VOCAB, 0.002, 1 / 64),
+        ("{got} is the number of tokens, not a loss: a loss is minus the log of a probability.", VOCAB, 0.5, 64),
+        ("{got} is a base-10 log; F.cross_entropy uses the natural log.", math.log10(VOCAB), 0.05, 1.81),
+        ("A loss of 0 means the model is sure and right; an untrained model guesses uniformly.", 0.0, 0.005, 0),
+        ("{got} is ln T, a guess among the 32 positions; the model guesses the next token, from the vocabulary.",
+         math.log(T), 0.05, math.log(32)),
+    ]]])
 
 
-# --- Exercise 3 (predict, then run): the previous-token score of an even spread under the causal mask -------------
 EVEN_SPREAD = sum(1 / (i + 1) for i in range(1, T)) / (T - 1)  # query i sees keys 0 .. i: weight 1 / (i + 1) each
+_KEYS = "the causal mask lets query i see only the i + 1 keys 0 .. i."
 
 check_even_spread_score = Exercise(
     "Exercise 3", expected=EVEN_SPREAD, atol=0.004, rtol=0.0, read=as_number,  # 0.10, not 0.09 nor 0.11
@@ -203,31 +174,24 @@ check_even_spread_score = Exercise(
     mistakes=[
         Mistake("{got} looks like a percentage: the score is a share of a query's weight, a number between 0 and 1.",
                 when=near(100 * EVEN_SPREAD, tol=1.25), example=9.87),
-        Mistake("{got} is 1/(T - 1), as if every query spread its weight over T - 1 keys; the causal mask lets query i "
-                "see only the i + 1 keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
+        Mistake("{got} is 1/(T - 1), as if every query spread its weight over T - 1 keys; " + _KEYS,
                 when=near(1 / (T - 1), tol=0.0005), example=1 / 31),
-        Mistake("{got} spreads each query's weight over all T keys (1/T), but the causal mask lets query i see only "
-                "keys 0 .. i: query 1 splits its weight between 2 keys, query 31 among 32.",
+        Mistake("{got} spreads each query's weight over all T keys (1/T), but " + _KEYS,
                 when=lambda got: isinstance(got, (int, float)) and 0.028 <= got <= 0.036, example=1 / 32),
         Mistake("{got} is 1 over the mean number of keys; the score is the mean of 1 / (number of keys), which is "
-                "larger (the first queries, with few keys, give the previous token much of their weight).",
-                when=near(2 / (T + 1), tol=0.004), example=2 / 33),
-        Mistake("{got} counts query 0, which has no previous token, or gives query i only i keys: query i sees the "
-                "i + 1 keys 0 .. i, and the mean runs over i = 1 .. T - 1.",
-                when=lambda got: isinstance(got, (int, float)) and 0.124 <= got <= 0.133, example=0.127),
+                "larger.", when=near(2 / (T + 1), tol=0.004), example=2 / 33),
+        Mistake("{got} counts query 0 (no previous token) or gives query i only i keys; query i sees the i + 1 keys "
+                "0 .. i.", when=lambda got: isinstance(got, (int, float)) and 0.124 <= got <= 0.133, example=0.127),
         Mistake("{got} is query 1 alone (2 keys); the score averages the queries 1 .. 31, most of which see many keys.",
                 when=near(0.5, tol=0.01), example=0.5),
-        Mistake("{got} is close, but off at the second decimal: work the mean out exactly, then round it (cutting "
-                "digits off, or approximating the sum by a logarithm, moves the second decimal).",
+        Mistake("{got} is close, but off at the second decimal: work the mean out exactly, then round it.",
                 when=near(EVEN_SPREAD, tol=0.0125), example=0.09),
     ])
 
 
-# --- Exercise 4: induction_targets(tokens), the key an induction head attends to from every query ------------------
 def _targets(tokens, pick="latest", shift=1, strict=True, missing=-1, look="back"):
     """(B, T) ids -> (B, T): the position after the latest earlier occurrence of each token, -1 where there is none.
-    Each keyword switches on one classic mistake (strict=False: the query is its own earlier occurrence; look="ahead"
-    or "both": later occurrences count)."""
+    Each keyword makes one mistake (strict=False: a query is its own earlier occurrence; look: later ones count)."""
     t = tokens.shape[-1]
     ones = torch.ones(t, t, dtype=torch.bool)
     keys = {"back": ones.tril(-int(strict)), "ahead": ones.triu(1), "both": ~torch.eye(t, dtype=torch.bool)}[look]
@@ -248,63 +212,51 @@ def _target_probes():
             Probe((torch.full((1, 5), 7),), "one token five times, 7 7 7 7 7")]
 
 
-INT64 = Mistake(lambda got: f"Your targets are right but {str(got.dtype).removeprefix('torch.')}: return int64 "
-                "(torch.long), torch's dtype for positions and indices.",
-                when=lambda got, args: got.dtype != torch.long and torch.equal(got.long(), _targets(args[0])),
-                example=lambda x: _targets(x).int())
-
-
 check_induction_targets = Exercise(
     "Exercise 4", reference=_targets, probes=_target_probes, exact_dtype=True,
     correct="Each query points at the token after the latest earlier copy of its own token: the key an induction "
             "head attends to, and the token it predicts next.",
     mistakes=[
-        INT64,
-        Mistake("You point at the previous position, a previous-token head's target (section 4); an induction head's "
-                "target depends on where the query's token came up before.",
-                answer=lambda x: torch.arange(-1, x.shape[-1] - 1).expand_as(x)),
+        Mistake(lambda got: f"Your targets are right but {str(got.dtype).removeprefix('torch.')}: return int64 "
+                "(torch.long).", example=lambda x: _targets(x).int(),
+                when=lambda got, args: got.dtype != torch.long and torch.equal(got.long(), _targets(args[0]))),
+        Mistake("You point at the previous position, a previous-token head's target (section 4), not after the "
+                "earlier occurrence of the query's token.", lambda x: torch.arange(-1, x.shape[-1] - 1).expand_as(x)),
         Mistake("Every row got row 0's targets: each row of tokens has its own earlier occurrences.",
                 when=lambda got, args: len(args[0]) > 1 and torch.equal(got, _targets(args[0][:1]).expand_as(got)),
                 example=lambda x: _targets(x[:1]).expand_as(x)),
         Mistake("You point one position too far: an induction head attends to the token right after the earlier "
-                "occurrence, the one it copies.", answer=variant(_targets, shift=2)),
-        Mistake("You point at the earlier occurrence itself (the same token as the query); an induction head attends "
-                "to the token right after it, the one it copies: position j + 1.", answer=variant(_targets, shift=0)),
-        Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at i + 1, a "
-                "future token. Only positions j < i count.", answer=variant(_targets, strict=False)),
+                "occurrence.", variant(_targets, shift=2)),
+        Mistake("You point at the earlier occurrence itself; an induction head attends to the token right after it, "
+                "the one it copies.", variant(_targets, shift=0)),
+        Mistake("You count the query itself as an earlier occurrence (j <= i), so every query points at a future "
+                "token: only positions j < i count.", variant(_targets, strict=False)),
         Mistake("You take the first occurrence of the token; an induction head reads the latest one before the "
-                "query (the largest j < i), which matters when a token has come up more than once.",
-                answer=variant(_targets, pick="first")),
-        Mistake("You return the token at position j + 1 (the one the head predicts); the exercise asks for the "
-                "position itself, the key the head attends to.",
-                answer=lambda x: torch.where(_targets(x) >= 0, x.gather(-1, _targets(x).clamp(min=0)), -1)),
-        Mistake("You also count occurrences after the query (j > i): an induction head looks back, at the tokens "
-                "before the query; only positions j < i count.",
-                when=lambda got, args: any(torch.equal(got, _targets(args[0], look=k)) for k in ("ahead", "both")),
-                example=variant(_targets, look="both")),
+                "query.", variant(_targets, pick="first")),
+        Mistake("You return the token at position j + 1; the exercise asks for the position itself.",
+                lambda x: torch.where(_targets(x) >= 0, x.gather(-1, _targets(x).clamp(min=0)), -1)),
+        Mistake("You also count occurrences after the query (j > i); an induction head looks back, so only positions "
+                "j < i count.", example=variant(_targets, look="both"),
+                when=lambda got, args: any(torch.equal(got, _targets(args[0], look=k)) for k in ("ahead", "both"))),
         Mistake(lambda got: f"Where the token has not come up before, return -1 (your function returns "
                 f"{sorted(set(got[got < 1].tolist()) - {-1}) or 'something else'} there).",
-                when=lambda got, args: isinstance(got, torch.Tensor) and got.shape == args[0].shape
-                and torch.equal(got[_targets(args[0]) >= 0], _targets(args[0])[_targets(args[0]) >= 0])
-                and not torch.equal(got, _targets(args[0])),
+                when=lambda got, args: isinstance(got, torch.Tensor) and got.shape == args[0].shape and torch.equal(
+                    got[(want := _targets(args[0])) >= 0], want[want >= 0]) and not torch.equal(got, want),
                 example=variant(_targets, missing=0)),
     ])
 
 
-# --- Exercise 5 (predict, then run): the second copy's loss with layer 1's induction heads zeroed --------------
 check_ablation_loss = Exercise(
     "Exercise 5", expected=math.log(VOCAB), atol=0.45, rtol=0.0, read=as_number,
     correct=f"Near ln 64 = {math.log(VOCAB):.2f}: without the heads that copy, the repeat is as unpredictable as the "
             "first copy.",
     diagnose=_direction("Lower than the ablation gives: beating a uniform guess needs a head that reads the earlier "
-                        "tokens for the next one, and you removed those heads; what is left does not even reach a "
-                        "guess over the tokens already seen (the next cells measure both).", "Higher than a uniform "
-                        "guess over the vocabulary, what a model that knows nothing about the next token pays."),
+                        "tokens, and you removed those heads.", "Higher than a uniform guess over the vocabulary, "
+                        "what a model that knows nothing about the next token pays."),
     mistakes=[
         NEGATIVE,
-        Mistake("A loss that stays low would need another head to copy; no other head matches prefixes, so with the "
-                "induction heads gone the model can only guess.",
-                when=lambda got: isinstance(got, (int, float)) and 0 <= got < 2.0, example=0.5),
+        Mistake("A loss that stays low would need another head to copy; with the induction heads gone the model can "
+                "only guess.", when=lambda got: isinstance(got, (int, float)) and 0 <= got < 2.0, example=0.5),
         Mistake("{got} is in bits (log2); the losses here are in nats, natural logs.",
                 when=near(math.log2(VOCAB), tol=0.3), example=6),
         Mistake("{got} is the number of tokens, not a loss: a loss is minus the log of a probability.",
