@@ -43,7 +43,7 @@ MISTAKES = {
 def my_attention(query, key, value):
     scores = query @ key.transpose(-2, -1)  # not divided by sqrt(d_k)
     weights = F.softmax(scores, dim=-1)
-    return weights @ value, weights''', "Your scores were not scaled: divide them by the square root of d_k"),
+    return weights @ value, weights''', "Your scores were not scaled: divide them by sqrt(d_k)"),
     "02_softmax_axes": ("nb02_ex4", '''\
 def my_softmax(x):
     e = torch.exp(x)  # no maximum subtracted
@@ -70,7 +70,7 @@ def rope_rotate_half(x, positions, theta):
     angle = positions[:, None] * theta
     a, b = x[..., 0::2], x[..., 1::2]  # neighbours paired, not i and i + D/2
     return torch.stack([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).flatten(-2)''',
-        "the paper's interleaved pairing"),
+        "the interleaved pairing"),
     "08_efficient_attention": ("nb08_ex3", '''\
 def running_start(q, value):
     rows = q.shape[:-1]
