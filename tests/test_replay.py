@@ -80,6 +80,34 @@ def test_fake_clock_in_a_kernel_steps_one_second_per_reading():
     assert kernel_differences(replay_env(COURSE_FAKE_CLOCK="1")) == [1.0] * 7
 
 
+BAR = """
+import io, json
+from tqdm import tqdm
+out = io.StringIO()
+for _ in tqdm(range(200), file=out):
+    pass
+print(json.dumps(out.getvalue().count("\\r")))
+"""
+
+
+def bar_redraws(env: dict[str, str]) -> int:
+    """How often a tqdm bar over 200 items redraws in a kernel started with env."""
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        outputs = []
+        client.execute_interactive(BAR, timeout=60, output_hook=lambda msg: outputs.append(msg))
+        return json.loads("".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream"))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_fake_clock_keeps_progress_bars_to_their_first_and_last_redraw():
+    """At one second per reading a bar would redraw at every item: a flood of messages that nbval, reading the
+    kernel's output only after the cell, may lose the end of. With the fake clock it draws at its start and end."""
+    assert bar_redraws(replay_env(COURSE_FAKE_CLOCK="1")) == 2
+
+
 def test_kernel_clock_is_real_without_the_variable():
     differences = kernel_differences(replay_env())
     assert all(0 <= d < 0.5 for d in differences), differences

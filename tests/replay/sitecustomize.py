@@ -9,6 +9,12 @@ and its load, so a cell that asserts a time, a ratio of times or a speed-up fail
 and loops that time themselves (torch.utils.benchmark's autorange) still end. With a large step
 (1 s) an autorange stops after a few readings; a tiny one (1 ms) would make it loop for ever.
 
+A progress bar (tqdm) reads the clock too: at one step per reading it would redraw at every iteration,
+thousands of widget messages in a training cell, more than ZeroMQ queues while nbval waits for the
+cell to finish (it reads the kernel's output only afterwards), so the last ones, the cell's "idle"
+among them, could be dropped ("Timeout of 5 seconds exceeded waiting for output"). With the fake
+clock a bar therefore redraws only when it starts and ends (TQDM_MININTERVAL, unless already set).
+
 The kernel's own machinery (its event loop, ZeroMQ, threads, logging) keeps the real clock: a
 reading is faked only when the code that asks is not one of those packages. In any other process,
 or without COURSE_FAKE_CLOCK, this module does nothing but hand over to another sitecustomize
@@ -58,6 +64,7 @@ def install(step: float) -> None:
         clock.__doc__ = f"Fake {clock.__name__}: {step} s more at every reading (tests/replay/sitecustomize.py)."
         return clock
 
+    os.environ.setdefault("TQDM_MININTERVAL", "1e9")  # seconds between two redraws of a progress bar
     for name in real:
         setattr(time, name, make(name, ns=False))
         setattr(time, f"{name}_ns", make(name, ns=True))
