@@ -28,7 +28,7 @@ def test_key1_column_in_any_form(capsys, answer):
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
-    ((0.88, 0.12), "(0.88, 0.12) is another key's column: key 1 is the middle one"),
+    ((0.88, 0.12), "Softmax with dim=-2 normalises key 1's column"),  # another key's column: no row of its own
     ((0.7, 0.3), "Softmax with dim=-2 normalises key 1's column"),
     (0.5, "Write the two weights of key 1's column"),
 ])

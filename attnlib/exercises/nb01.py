@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import scaled_dot_product_attention
-from . import Exercise, Mistake, Probe, Refused, matmul_shapes, plain, row_sums, shape_of, variant, watched
+from . import Exercise, Mistake, Probe, Refused, plain, row_sums, shape_of, variant, watched
 
 __all__ = ["attention", "check_attention", "check_cross_attention", "check_projection_shapes", "check_shapes",
            "cross_attention"]
@@ -33,41 +33,31 @@ check_shapes = _shapes("Exercise 1", SHAPES, "Scores and weights are (Tq, Tk) = 
                        "(5, 32).", "follow its row of the table of section 2.", [
     ("scores_shape", (7, 5), "is (Tk, Tq), one row per key: Q Kᵀ has one row per query and one column per key."),
     ("scores_shape", (5, 16), "keeps d_k: Q Kᵀ sums over d_k, leaving one row per query and one column per key."),
-    ("scores_shape", (16, 16), "is (d_k, d_k): in Q Kᵀ = (Tq, d_k) @ (d_k, Tk) the axis d_k is summed away."),
-    ("scores_shape", (5, 32), "has the values' width: the values do not enter Q Kᵀ, which has one column per key."),
-    ("weights_shape", (5,), "has one number per query: softmax keeps the scores' shape, one weight per (query, key)."),
-    ("weights_shape", (7, 5), "is (Tk, Tq): softmax keeps the scores' shape, one row per query."),
-    Mistake(lambda got: f"Your weights_shape {got['weights_shape']} differs from scores_shape, which softmax keeps.",
-            when=lambda got: got["weights_shape"] != got["scores_shape"], example={**SHAPES, "weights_shape": (5, 16)}),
     ("output_shape", (5, 16), "has the width d_k: the output mixes value rows, so it takes their width, Ev."),
-    ("output_shape", (7, 32), "has one row per key: weights @ V is (Tq, Tk) @ (Tk, Ev), one mixed value per query."),
     ("output_shape", (5, 7), "is the weights' shape: the output is weights @ V, and V brings its own width."),
     ("output_shape", (32, 5), "is transposed: weights @ V has one row per query, each a mix of value rows."),
 ])
 
 PROJECTIONS = {"W_q_shape": (6, 5), "W_k_shape": (2, 5), "W_v_shape": (2, 7)}  # decoder (4, 6), encoder (3, 2)
-_LINEAR = "is (output width, input width), as nn.Linear stores its weight: in X @ W the rows of W meet X's columns."
 check_projection_shapes = _shapes(
     "Exercise 2", PROJECTIONS, "Each W takes its sequence's width to d_k (queries, keys) or Ev (values): W_q "
     "(6, 5), W_k (2, 5), W_v (2, 7). The lengths 4 and 3 play no part.",
     "(rows, columns) = (width of the sequence it multiplies, width it makes).", [
-        ("W_q_shape", (5, 6), _LINEAR), ("W_k_shape", (5, 2), _LINEAR), ("W_v_shape", (7, 2), _LINEAR),
+        ("W_q_shape", (5, 6), "is (output width, input width), as nn.Linear stores its weight: in X @ W the rows "
+         "of W meet X's columns."),
         ("W_q_shape", (2, 5), "multiplies the encoder: the queries come from the decoder, so W_q must fit its tokens."),
         ("W_k_shape", (6, 5), "multiplies the decoder: the keys come from the encoder, so W_k must fit its tokens."),
         ("W_v_shape", (6, 7), "multiplies the decoder: the values come from the encoder, like the keys."),
-        ("W_q_shape", (6, 7), "makes queries of width Ev: queries are dot-multiplied with keys, so both are d_k wide."),
-        ("W_k_shape", (2, 7), "makes keys of width Ev: keys are dot-multiplied with queries, so both are d_k wide."),
-        ("W_v_shape", (2, 5), "makes values of width d_k: the values never meet the queries; here they are Ev wide."),
         Mistake("A sequence's length (4 or 3) is among your sizes: a W's sizes are widths, whatever the length.",
                 when=lambda got: any(n in (4, 3) for shape in got.values() for n in shape),
                 example={**PROJECTIONS, "W_q_shape": (4, 5)}),
     ])
 
 
-def attention(query, key, value, *, scale=None, dim=-1, softmax=True):
+def attention(query, key, value, *, scale=None, dim=-1):
     """softmax(Q Kᵀ / sqrt(d_k)) V and the weights; the keywords switch on one classic mistake each."""
     scores = query @ key.transpose(-2, -1) * (query.shape[-1] ** -0.5 if scale is None else scale)
-    weights = F.softmax(scores, dim=dim) if softmax else scores  # (..., Tq, Tk)
+    weights = F.softmax(scores, dim=dim)  # (..., Tq, Tk)
     return weights @ value, weights  # (..., Tq, Ev), (..., Tq, Tk)
 
 
@@ -76,32 +66,13 @@ def cross_attention(decoder, encoder, W_q, W_k, W_v):
     return attention(decoder @ W_q, encoder @ W_k, encoder @ W_v)
 
 
-def _from(sources: str, run=attention):
-    """A wrong cross-attention: ``run`` on queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
-    return lambda d, e, *w: run(*({"d": d, "e": e}[s] @ W for s, W in zip(sources, w)))
+def _from(sources: str):
+    """A wrong cross-attention: queries, keys and values from ``sources`` ("d" decoder, "e" encoder)."""
+    return lambda d, e, *w: attention(*({"d": d, "e": e}[s] @ W for s, W in zip(sources, w)))
 
 
 def _scaled(scale):
     return lambda q, k, v: attention(q, k, v, scale=scale(q, k, v))
-
-
-def _step_mistakes(lift) -> list[Mistake]:
-    """The classic mistakes of the three steps; ``lift`` makes a wrong attention(query, key, value) a wrong answer."""
-    return [
-        Mistake("Your output mixes the keys, not the values: the weights multiply the values.",
-                lift(lambda q, k, v: attention(q, k, k))),
-        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}: you divided after the softmax, not "
-                "before.", lift(lambda q, k, v: tuple(t * q.shape[-1] ** -0.5 for t in attention(q, k, v, scale=1.0)))),
-        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
-                "over the queries, not over the keys, the last axis.", lift(variant(attention, dim=-2))),
-        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)}, not 1: these are still scores. Softmax "
-                "over the keys turns them into weights.", lift(variant(attention, softmax=False))),
-        *[Mistake(f"Your scores were {text}", lift(_scaled(scale))) for text, scale in [
-            ("not scaled: divide them by sqrt(d_k) before the softmax.", lambda q, k, v: 1.0),
-            ("divided by sqrt(Ev), the values' width: the scale follows d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
-            ("divided by sqrt(Tk), the number of keys: the scale follows d_k.", lambda q, k, v: k.shape[-2] ** -0.5),
-            ("divided by d_k itself, or by sqrt(d_k) twice: divide once.", lambda q, k, v: 1 / q.shape[-1]),
-            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]]]
 
 
 def _cross_probes() -> list[Probe]:
@@ -122,10 +93,6 @@ def _pair_mistakes(run) -> list[Mistake]:
     return [one, Mistake("You return (weights, output): return them as (output, weights).", lambda *a: run(*a)[::-1])]
 
 
-def _factors(err) -> tuple:
-    return matmul_shapes(err) or ((), ())
-
-
 check_cross_attention = Exercise(
     "Exercise 3", reference=cross_attention, probes=_cross_probes,
     correct="Queries from the decoder, keys and values from the encoder: weights (Tq, Tk), output (Tq, Ev).",
@@ -133,33 +100,9 @@ check_cross_attention = Exercise(
         *_pair_mistakes(cross_attention),
         *[Mistake(hint, _from(sources)) for sources, hint in [
             ("ddd", "Your keys and values come from the decoder, as in self-attention: here the encoder answers."),
-            ("eee", "Your queries come from the encoder: in cross-attention the decoder asks."),
             ("edd", "The roles are swapped: the decoder asks (queries), the encoder answers (keys and values)."),
             ("ded", "Your values come from the decoder: each key hands over its own value, from the encoder."),
             ("dde", "Your keys come from the decoder: the keys and the values both come from the encoder.")]],
-        Mistake("Your queries, keys and values are all decoder @ W_q: the keys and values come from the encoder, "
-                "through W_k and W_v.", lambda d, e, W_q, W_k, W_v: attention(d @ W_q, d @ W_q, d @ W_q)),
-        Mistake("Your keys are as wide as the values (Ev), so they cannot meet the queries: are W_k and W_v swapped?",
-                raises=(RuntimeError, ValueError), example=lambda d, e, q, k, v: cross_attention(d, e, q, v, k),
-                when=lambda err, args: f"key ({len(args[1])}, {args[4].shape[1]})" in str(err)
-                or _factors(err)[1] == (args[4].shape[1], len(args[1]))),
-        Mistake(lambda got, args: f"Your output is as wide as the encoder ({args[1].shape[-1]}): the values were not "
-                "projected by W_v.", when=lambda got, args: got[0].shape[-1] == args[1].shape[-1] != args[4].shape[-1],
-                example=lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e)),
-        *_step_mistakes(lambda run: _from("dee", run)),
-        Mistake("Your scores were scaled by a sequence's own width: the scale follows the projected width, d_k.",
-                lambda d, e, W_q, W_k, W_v: attention(d @ W_q, e @ W_k, e @ W_v, scale=d.shape[-1] ** -0.5)),
-        Mistake("Your function uses a W transposed (W.T or F.linear): here each W is (input width, output width).",
-                raises=RuntimeError, when=lambda err, args: _factors(err)[1][::-1] in [w.shape for w in args[2:]],
-                example=lambda d, e, W_q, W_k, W_v: cross_attention(d, e, W_q.T, W_k.T, W_v.T)),
-        Mistake("Your function raised RuntimeError: it multiplies a notebook variable (X, or a W?), not its inputs.",
-                raises=RuntimeError, example=lambda d, e, *w: cross_attention(d, torch.ones(len(e), 2), *w),
-                when=lambda err, args: sum(f in [a.shape for a in args] for f in _factors(err)) == 1),
-        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {len(args[0])} decoder tokens of "
-                f"width {args[0].shape[-1]} and {len(args[1])} encoder tokens of width {args[1].shape[-1]}: W_q "
-                "multiplies the decoder, W_k and W_v the encoder.", raises=RuntimeError,
-                when=lambda err, args: args[0].shape != args[1].shape,
-                example=lambda d, e, *w: _from("edd" if d.shape != e.shape else "dee")(d, e, *w)),
     ])
 
 
@@ -192,17 +135,20 @@ check_attention = Exercise(
         Mistake("Your output comes from torch's F.scaled_dot_product_attention: write all three steps yourself.",
                 raises=Refused, example=lambda *a: (F.scaled_dot_product_attention(*a), attention(*a)[1])),
         *_pair_mistakes(attention),
-        *_step_mistakes(lambda run: run),
+        Mistake(lambda got: f"Your weights' rows sum to {row_sums(got[1], 4)} and their columns to 1: softmax ran "
+                "over the queries, not over the keys, the last axis.", variant(attention, dim=-2)),
+        *[Mistake(f"Your scores were {text}", _scaled(scale)) for text, scale in [
+            ("not scaled: divide them by sqrt(d_k) before the softmax.", lambda q, k, v: 1.0),
+            ("divided by sqrt(Ev), the values' width: the scale follows d_k.", lambda q, k, v: v.shape[-1] ** -0.5),
+            ("divided by sqrt(Tk), the number of keys: the scale follows d_k.", lambda q, k, v: k.shape[-2] ** -0.5),
+            ("divided by d_k itself, or by sqrt(d_k) twice: divide once.", lambda q, k, v: 1 / q.shape[-1]),
+            ("multiplied by sqrt(d_k): divide by it.", lambda q, k, v: q.shape[-1] ** 0.5)]],
         Mistake("Your scores were divided by the square root of query.shape[1], which counts the queries or the heads: "
                 "d_k is the last axis.", _scaled(lambda q, k, v: q.shape[1] ** -0.5)),
         Mistake(lambda got, args: f"Your scores were multiplied by {_scale_of(got, args):.4g}, a scale that does not "
                 f"follow this input's width d_k = {args[0].shape[-1]}: read d_k from the query, not a typed number.",
                 when=lambda got, args: not math.isclose(_scale_of(got, args), args[0].shape[-1] ** -0.5, rel_tol=1e-3),
                 example=_scaled(lambda q, k, v: 2 ** -0.5)),
-        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {args[0].dim()}-D inputs: it numbers "
-                "an axis from the front (dim=3, permute(0, 1, 3, 2)); count from the back.",
-                raises=(IndexError, RuntimeError), match="out of range|number of dimensions",
-                example=variant(attention, dim=3)),
         Mistake(lambda err, args: f"Your function works on matrices but raised {type(err).__name__} on "
                 f"{args[0].dim()}-D inputs: `.T` (or transpose(0, 1)) moves the batch axes too; swap only the last "
                 "two axes of the keys.", raises=RuntimeError, when=lambda err, args: args[0].dim() > 2,
