@@ -30,8 +30,8 @@ def test_parameter_count_accepts_the_reference(capsys):
     (256, "not their biases"),
     (216, "leaves out the output projection W^O"),
     (1152, "multiplies by the number of heads"),
-    (96, "as (Dh, Dh)"),
-    (1128, "full-width heads"),
+    (96, "96 is too small. Work it out again"),  # less common mistakes: the generic hint
+    (1128, "1128 is too large. Work it out again"),
     (300, "300 is too large."),
 ])
 def test_parameter_count_names_each_mistake(capsys, answer, hint):
@@ -63,12 +63,12 @@ def test_split_index_is_where_split_heads_puts_the_number():
 
 @pytest.mark.parametrize(("answer", "hint"), [
     ((1, 5, 1, 3), "after the reshape to (B, T, H, Dh) only"),
-    ((1, 1, 5, 7), "keeps the feature's number 7"),
-    ((1, 2, 5, 1), "heads of 3 features"),
-    ((1, 1, 5, 2), "in turn"),
-    ((1, 2, 2, 3), "straight reshape"),
-    ((2, 2, 6, 4), "counts from 1"),
-    ((2, 3, 7, 4), "the shape of the heads"),
+    # the other mistakes get the parts of the index that are wrong, by their meaning
+    ((1, 1, 5, 7), "Your number for the feature within the head (7) is not right: a head numbers its own Dh"),
+    ((1, 2, 5, 1), "Your numbers for the head and the feature within the head (2, 1) are not right"),
+    ((1, 1, 5, 2), "Your number for the feature within the head (2) is not right"),
+    ((1, 2, 2, 3), "Your numbers for the head and the token (2, 2) are not right"),
+    ((2, 2, 6, 4), "Your numbers for the sequence, the head, the token and the feature within the head (2, 2, 6, 4)"),
     ((1, 1, 5), "Your answer has 3 entries; the answer has 4."),
     ("1, 1, 5, 3", "as a tuple of four ints"),
 ])
@@ -95,7 +95,7 @@ def test_head_scale_accepts_the_reference(capsys, answer):
 @pytest.mark.parametrize(("answer", "hint"), [
     (math.sqrt(512), "22.63 is sqrt(E)"),
     (64, "64 is Dh itself"),
-    (512, "512 is E"),
+    (512, "512 is too large. Work it out again"),
     (2.83, "sqrt(H)"),
     (22.63, "is sqrt(E), the scale of one head of full width"),
     (0.125, "multiplied by"),
@@ -156,9 +156,11 @@ def test_merge_heads_accepts_the_reference(capsys, function):
     (merge_no_transpose, ["mix tokens", "hold tokens [[0, 1, 2, 3], [0, 1, 2, 3],", "transpose"]),
     (merge_view_after_transpose, ["`view` cannot merge", ".contiguous()", ".reshape(...)"]),
     (merge_old_signature, ["my_merge_heads(x, num_heads)"]),
-    (lambda x, num_heads: merge_right(x, 2), ["another number of heads than num_heads"]),
+    (lambda x, num_heads: merge_right(x, 2), ["On the probe B, H, T, Dh = 5, 6, 4, 2, expected shape (5, 4, 12), "
+                                              "got shape (15, 4, 4)."]),
     (lambda x, num_heads: merge_right(x, num_heads).transpose(1, 2), ["On the probe B, H, T, Dh = 5, 6, 4, 2"]),
-    (lambda x, num_heads: merge_right(x, len(x) // num_heads), ["(H, B), the heads first"]),
+    (lambda x, num_heads: merge_right(x, len(x) // num_heads), ["On the probe B, H, T, Dh = 5, 6, 4, 2, expected "
+                                                                "shape (5, 4, 12), got shape (6, 4, 10)."]),
 ])
 def test_merge_heads_names_each_mistake(capsys, function, hints):
     nb05.check_merge_heads(function)
@@ -228,11 +230,11 @@ def test_multi_head_attention_refuses_a_ready_made_attention(capsys):
 
 @pytest.mark.parametrize(("options", "hint"), [
     ({"width": "E"}, "scaled by 1/sqrt(E) instead of 1/sqrt(Dh)"),
-    ({"split_transpose": False, "merge_transpose": False}, "Your split reshapes (B, T, E) straight to (B, H, T, Dh)"),
+    ({"split_transpose": False, "merge_transpose": False}, "On the probe self-attention, E = 12, H = 3, at index"),
     ({"merge_transpose": False}, "Your split is right but the merge reshapes"),
     ({"split_transpose": False}, "Your split reshapes straight to (B, H, T, Dh) (no transpose)"),
     ({"dim": -2}, "softmax ran over the queries (dim=-2)"),
-    ({"view_after_transpose": True}, "`view` cannot merge axes"),
+    ({"view_after_transpose": True}, "raised RuntimeError on the probe self-attention, E = 12, H = 3: view size"),
 ])
 def test_multi_head_attention_names_each_mistake(capsys, options, hint):
     nb05.check_multi_head_attention(lambda q, k, v, h: attention(q, k, v, h, **options))

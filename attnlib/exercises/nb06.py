@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import masked_softmax
-from . import Exercise, Mistake, Probe, as_number, describe, matmul_shapes, near, shape_of, variant
+from . import Exercise, Mistake, Probe, as_number, describe, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
@@ -30,27 +29,18 @@ check_features_shape = Exercise(
     unreadable="Write the shape as a tuple of ints, such as (1, 2, 3, 4); got {got}.",
     correct="(B, Tq, Tk, h): one hidden vector of h numbers for every (text, query, key).", mistakes=[
         Mistake("{got} is the scores' shape, after w_v: the features hold h hidden units per pair.", (B, TQ, TK)),
-        Mistake("{got} is w_v's output, a column: the features before w_v end with h hidden units.", (B, TQ, TK, 1)),
-        Mistake("{got} puts the keys before the queries: a query's row holds its pairs with each key.", (B, TK, TQ, H)),
         Mistake("{got} ends with an input width: W_q and W_k project both sides to h numbers, added, not concatenated.",
                 when=lambda a: tuple(a) in {(B, TQ, TK, DK), (B, TQ, TK, DQ + DK)}, example=(B, TQ, TK, DK)),
-        Mistake("{got} has as many keys as queries, Tq = 10: the keys are padded to the longest text.", (B, TQ, TQ, H)),
-        Mistake("{got} stops at the shortest text: every text's keys are padded to the longest.", (B, TQ, 8, H)),
         Mistake("{got} is one side only: queries and keys broadcast to an h-vector per pair.", example=(B, TQ, 1, H),
                 when=lambda a: tuple(a) in ((B, TQ, H), (B, TK, H), (B, TQ, 1, H), (B, 1, TK, H))),
-        Mistake("{got} leaves out the batch: every text has its own pairs.", (TQ, TK, H)),
     ])
 
 
-def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", reduce="w_v", new_axes=(2, 1), squash=torch.tanh):
+def pair_scores(queries, keys, W_q, W_k, w_v, *, tanh_at="sum", new_axes=(2, 1)):
     """(B, Tq, Dq), (B, Tk, Dk), W_q (h, Dq), W_k (h, Dk), w_v (h,) -> (B, Tq, Tk); the keywords make a mistake."""
     q, k = queries @ W_q.T, keys @ W_k.T  # (B, Tq, h), (B, Tk, h)
-    if tanh_at == "sides":
-        q, k = torch.tanh(q), torch.tanh(k)
     summed = q.unsqueeze(new_axes[0]) + k.unsqueeze(new_axes[1])  # (B, Tq, 1, h) + (B, 1, Tk, h) -> (B, Tq, Tk, h)
-    features = squash(summed) if tanh_at == "sum" else summed
-    scores = features.sum(dim=-1) if reduce == "sum" else features if reduce == "none" else features @ w_v
-    return torch.tanh(scores) if tanh_at == "after" else scores
+    return (torch.tanh(summed) if tanh_at == "sum" else summed) @ w_v
 
 
 def _sizes(args) -> str:
@@ -67,21 +57,6 @@ def _pair_probes() -> list[Probe]:  # Tq = Tk first: queries and keys added elem
     return [Probe(args, _sizes(args)) for args in draws]
 
 
-def _misused(kind: str):
-    """A predicate: torch refused a product ("cannot be multiplied (6x5 and 4x6)") with a weight used as ``kind``:
-    "stored" (not transposed), "swapped" (the other side's) or "notebook" (of the notebook's W_q or W_k only)."""
-    def when(err, args) -> bool:
-        (_, width), (rows, columns) = matmul_shapes(err) or ((0, 0), (0, 0))
-        (dq, dk), h = (w.shape[1] for w in args[2:4]), len(args[4])
-        if (rows, columns) in {(h, dq), (h, dk)}:
-            return kind == "stored"
-        if (width, rows, columns) in {(dq, dk, h), (dk, dq, h)}:
-            return kind == "swapped"
-        return kind == "notebook" and (rows, columns) in {(H, DQ), (DQ, H), (H, DK), (DK, H)} - {
-            (h, dq), (h, dk), (dq, h), (dk, h)}
-    return when
-
-
 check_pair_scores = Exercise(
     "Exercise 2", reference=pair_scores, probes=_pair_probes, refuse=("attnlib.additive",),
     correct="one additive score per (query, key) pair, by broadcasting (B, Tq, 1, h) + (B, 1, Tk, h).", mistakes=[
@@ -94,38 +69,9 @@ check_pair_scores = Exercise(
                 variant(pair_scores, new_axes=(1, 2))),
         Mistake("Your scores are dot products, dot-product attention's: the additive score adds the projections, then "
                 "applies tanh and w_v.", lambda q, k, W_q, W_k, w_v: (q @ W_q.T) @ (k @ W_k.T).transpose(1, 2)),
-        Mistake("tanh came after w_v: squash the h hidden units first, then weigh them, w_v . tanh(W_q q + W_k k).",
-                variant(pair_scores, tanh_at="after")),
-        Mistake("You applied tanh to each side: the sum goes inside the tanh.", variant(pair_scores, tanh_at="sides")),
-        Mistake("You summed the h hidden units: w_v gives each its own weight.", variant(pair_scores, reduce="sum")),
         Mistake("No tanh: without it the query's part is constant along its row, and the softmax ignores it; apply "
                 "tanh to the sum.", variant(pair_scores, tanh_at="none")),
-        Mistake("Your scores keep a last axis of size 1: w_v went in as a column (h, 1); use it as given, (h,).",
-                when=lambda got: got.dim() == 4 and got.shape[-1] == 1,
-                example=lambda *a: pair_scores(*a[:4], a[4][:, None])),
-        Mistake(lambda got: f"Your output has shape {tuple(got.shape)}, the tanh features: finish with w_v.",
-                when=lambda got: got.dim() == 4, example=variant(pair_scores, reduce="none")),
         Mistake("Your rows sum to 1: these are softmax weights, not scores.", lambda *a: pair_scores(*a).softmax(-1)),
-        Mistake("Your scores are right for the first text only: every text's queries meet its own keys.",
-                when=lambda got, args: got.shape[0] > 1 and torch.allclose(got[0], pair_scores(*args)[0], atol=1e-5),
-                example=lambda q, k, *w: pair_scores(q, k[:1], *w)),
-        Mistake("You used relu, which zeroes the negative parts: the additive score squashes with tanh.",
-                variant(pair_scores, squash=torch.relu)),
-        Mistake("Your scores are divided by h, a mean over the hidden units: the score is w_v's weighted sum itself.",
-                lambda *a: pair_scores(*a) / len(a[4])),
-        Mistake("You used |w_v|: the signs of w_v matter.", lambda *a: pair_scores(*a[:4], a[4].abs())),
-        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a weight went into a "
-                "product as stored; a (..., Dq) input needs W_q's transpose, the keys W_k's.", raises=RuntimeError,
-                when=_misused("stored"), example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_q).unsqueeze(2)) @ w_v),
-        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a side met the other side's "
-                "weight; W_q projects the queries and W_k the keys.", raises=RuntimeError, when=_misused("swapped"),
-                example=lambda q, k, W_q, W_k, w_v: torch.tanh((q @ W_k.T).unsqueeze(2)) @ w_v),
-        Mistake(lambda err, args: f"Your function raised RuntimeError on {_sizes(args)}: a product met the notebook's "
-                f"W_q or W_k (h = {H}, Dq = {DQ}, Dk = {DK}); use the function's own arguments.", raises=RuntimeError,
-                when=_misused("notebook"), example=lambda q, k, W_q, W_k, w_v: q @ torch.ones(H, DK).T),
-        Mistake(lambda err, args: f"Your function raised {type(err).__name__} on {_sizes(args)}: two sizes that must "
-                "agree do not; W_q is (h, Dq), W_k (h, Dk) and w_v (h,).", raises=RuntimeError,
-                match="size|shape|dimension|mat", example=lambda q, k, W_q, W_k, w_v: torch.tanh(q @ W_q.T) @ w_v[:1]),
     ])
 
 
@@ -168,8 +114,6 @@ check_masked_weights = Exercise(
                 "a (B, 1, Tk) mask.", when=_on_queries, example=variant(masked_weights, axis=1)),
         Mistake(lambda got, args: f"The padded keys get weight, up to {_padding_share(got, args):.2f} of a row: the "
                 "mask is missing; key j of text b is real when j < valid_lens[b].", lambda s, v: s.softmax(dim=-1)),
-        Mistake("Every text is masked with the longest length: each text has its own, valid_lens[b].",
-                lambda s, v: masked_weights(s, v.max().expand_as(v))),
         Mistake("One key too many: the real keys are j < valid_len (indices start at 0), not j <= valid_len.",
                 variant(masked_weights, inclusive=True)),
         Mistake("One key too few: the last real key gets no weight; indices start at 0, so compare with the length "
@@ -190,15 +134,6 @@ check_masked_weights = Exercise(
                 f"{float(got.nan_to_num(0.0).sum(-1).flatten()[0]):.2f}, not 1.",
                 when=lambda got: not torch.allclose(got.sum(-1), torch.ones(got.shape[:-1]), atol=1e-4),
                 example=lambda s, v: s.masked_fill(~_real(s, v), float("-inf")).softmax(dim=1)),
-        Mistake("Your function uses the notebook's mask: build it from valid_lens and the scores' own number of keys.",
-                raises=(RuntimeError, ValueError), match=rf"\({B}, 1, {TK}\)",
-                example=lambda s, v: masked_softmax(s, torch.ones(B, 1, TK, dtype=torch.bool))),
-        Mistake(f"Your mask has {TK} keys whatever the scores: take the number of keys from the scores.",
-                raises=(RuntimeError, ValueError), match=rf"\b{TK}\b",
-                example=lambda s, v: s.masked_fill(torch.arange(TK) >= v[:, None, None], 0.0)),
-        Mistake(f"Your mask has {B} texts whatever the scores: it uses the notebook's valid_lens, not the argument.",
-                raises=(RuntimeError, ValueError), match=rf"\({B}[,)]", when=lambda err, args: len(args[1]) != B,
-                example=lambda s, v: masked_weights(s, torch.tensor([15, 8, 10]))),
         Mistake("Your mask does not line up with the (B, Tq, Tk) scores: a mask from the lengths is (B, 1, Tk).",
                 raises=(RuntimeError, ValueError), match="size|shape|broadcast|dimension",
                 example=lambda s, v: s.masked_fill(~(torch.arange(s.shape[-1])[:, None] < v[:, None, None]), 0.0)),
@@ -215,22 +150,10 @@ check_largest_weight = Exercise(
         "left of W_k k inside each tanh?"),
     correct="every hidden unit saturates, every key of a row gets the same score, and the 15 real keys of "
             "\"Sat, 7 Feb 2026\" share the weight equally.", mistakes=[
-        Mistake("A weight of {got} is impossible: softmax weights lie between 0 and 1.",
-                when=lambda got: isinstance(got, (int, float)) and not 0 <= got <= 1, example=1.5),
         Mistake("{got} means one-hot weights, as dot products give: an additive score cannot, as tanh stops at +-1.",
                 when=lambda got: 0.9 <= got <= 1, example=1.0),
         Mistake("{got} means the digits share the weight as before the scaling: at 1000 times, what is left of W_k k?",
                 when=near(0.19, tol=0.021), example=0.2),
         Mistake("{got} is uniform over 10 queries or characters: the softmax runs over the first text's keys.",
                 when=near(0.1, tol=0.004), example=0.1),
-        Mistake("{got} is uniform over the 8 characters of \"7.2.2026\"; the question is about the first text.",
-                when=near(1 / 8, tol=0.004), example=0.125),
-        Mistake("The weights of a row sum to 1, so the largest cannot be below their average; {got} is.",
-                when=lambda got: 0 <= got < 1 / TK - 0.001, example=0.01),
-        Mistake("Close, but not at three decimals: write three decimals, or the fraction itself.",
-                when=near(round(1 / TK, 2), tol=1e-6), example=0.07),
-        Mistake("That is the weight at 5 times, before the hidden units saturate; the question asks 1000 times.",
-                when=near(0.0699, tol=0.0005), example=0.0699),
-        Mistake("That is 14 keys' share: count the keys of \"Sat, 7 Feb 2026\" again, the comma and spaces too.",
-                when=near(1 / (TK - 1), tol=0.0006), example=1 / 14),
     ])
