@@ -162,18 +162,6 @@ def test_a_right_result_computed_by_changing_the_input_in_place_is_not_accepted(
     assert line(capsys) == "Exercise 3: correct."  # an in-place operation on a copy is fine
 
 
-def test_raised_in_names_the_function_an_error_came_from():
-    from attnlib.exercises import raised_in
-
-    def helper(x):
-        return x.reshape(5, 7)
-
-    try:
-        helper(torch.ones(3))
-    except RuntimeError as err:
-        assert raised_in(err, "helper") and not raised_in(err, "other")
-
-
 def test_watched_tensors_refuse_the_modules_named():
     from attnlib import attention as attnlib_attention
     from attnlib import multihead

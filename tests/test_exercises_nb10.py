@@ -32,9 +32,9 @@ def batch(first_low=0, first_high_short=0, vocab_short=0):
 
 @pytest.mark.parametrize(("wrong", "words", "not_words"), [
     (batch(first_low=1), "never starts at position 0", "exclusive"),  # the low bound, not the high bound's hint
-    # the high bounds one short have no row of their own: the placements' and the tokens' rows, true of them too
+    # the first copy's high bound one short has no row of its own: the placements' row, true of it too
     (batch(first_high_short=1), "Some placements of the two copies never come up", "position 0"),
-    (batch(vocab_short=1), "draw each one with torch.randint(vocab_size, ...)", "position 0"),
+    (batch(vocab_short=1), "the last of the vocabulary, never appears", "position 0"),
 ])
 def test_each_bound_of_the_batch_gets_a_true_hint(capsys, wrong, words, not_words):
     nb10.check_repeated_batch(wrong)

@@ -765,22 +765,6 @@ def _called_from(modules: tuple[str, ...]) -> bool:
     return False
 
 
-def matmul_shapes(error: BaseException) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """The shapes of the two matrices torch could not multiply ("... cannot be multiplied (3x2 and 6x4)"), or None."""
-    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", str(error))
-    return ((int(found[1]), int(found[2])), (int(found[3]), int(found[4]))) if found else None
-
-
-def raised_in(error: BaseException, function: str) -> bool:
-    """True when ``error`` was raised inside a function named ``function`` (a notebook's helper called by mistake)."""
-    tb = error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_name == function:
-            return True
-        tb = tb.tb_next
-    return False
-
-
 class _Watched(torch.Tensor):
     """A probe's tensor: a ready-made attention is refused, and every result made from it is shown to ``forbid``."""
 
@@ -967,6 +951,6 @@ def _inputs_text(args: tuple) -> str:
 __all__ = [
     "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "READY_MADE", "Exercise", "Mistake", "Probe", "Refused", "Verdict",
     "as_number", "decimals_tolerance", "describe", "direction", "exercises_of", "first_difference", "grading",
-    "narrower", "near", "number_in_string", "plain", "raised_in", "read_value", "report", "row_sums", "same",
-    "matmul_shapes", "shape_of", "shown", "tolerance", "variant", "watched",
+    "narrower", "near", "number_in_string", "plain", "read_value", "report", "row_sums", "same",
+    "shape_of", "shown", "tolerance", "variant", "watched",
 ]

@@ -87,6 +87,11 @@ check_repeated_batch = Exercise(
                 when=_batch(lambda x, f, s, b, t, n, v: len({(int(i), int(j)) for i, j in zip(f, s)})
                             < (t - 2 * n + 1) * (t - 2 * n + 2) // 2),
                 example=_batch_with(gap=lambda room, g: (room - 1) * torch.randint(2, room.shape, generator=g))),
+        Mistake(lambda got, args: f"Token id {args[3] - 1}, the last of the vocabulary, never appears: randint's high "
+                "is exclusive.", when=_batch(lambda x, f, s, b, t, n, v: x.max() < v - 1),
+                example=_batch_with(ids=(0, -1))),
+        Mistake("Token id 0 never appears: the ids run from 0 to vocab_size - 1.",
+                when=_batch(lambda x, f, s, b, t, n, v: x.min() > 0), example=_batch_with(ids=(1, 0))),
         Mistake("Your tokens are not drawn uniformly, some ids far more often than others: draw each one with "
                 "torch.randint(vocab_size, ...).", when=_batch(lambda x, f, s, b, t, n, v: not _uniform(x, v, b, t)),
                 example=_batch_with(tokens=lambda b, t, v, g: torch.randint(v, (b, t), generator=g).index_fill(

@@ -382,7 +382,7 @@ ANSWERS = [
     wrong(EX1, "vocab-from-1", lambda: rb_vocab_from_one, ("vocab", "0 ..", "range", "ids")),
     wrong(EX1, "starts-swapped", lambda: rb_starts_swapped, ("order", "swap", "(tokens, first, second)", "before"),
           note="the copies do not overlap; they are returned in the wrong order"),
-    wrong(EX1, "last-id-never-drawn", lambda: rb_last_id_missing),
+    wrong(EX1, "last-id-never-drawn", lambda: rb_last_id_missing, ("last", "exclusive", "vocab")),
     wrong(EX1, "two-distances", lambda: rb_two_distances, ("distance",)),
     wrong(EX1, "first-from-1", lambda: rb_first_from_one, ("never starts at position 0", "low bound")),
     wrong(EX1, "first-high-exclusive", lambda: rb_first_high_exclusive),
