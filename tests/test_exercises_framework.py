@@ -584,3 +584,25 @@ def test_results_of_two_differently_watched_probes_compare():
     verdict = exercise.judge(lambda x: first.softmax(-1))
     assert verdict.verdict == "not yet" and "could not read" not in verdict.text, verdict.text
     assert exercise.judge(lambda x: x.softmax(-1)).verdict == "correct"
+
+
+def test_an_always_mistake_is_found_where_the_tolerance_would_accept_the_output(capsys):
+    """A masked weight of 3e-7 is within atol of 0; a row with always=True still names it, a plain row cannot."""
+    scores, mask = torch.tensor([[0.0, 1.0, 2.0]]), torch.tensor([[True, True, False]])
+
+    def right(s, m):
+        return torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)
+
+    def finite(s, m):
+        return torch.softmax(s.masked_fill(~m, -15.0), dim=-1)
+
+    def leak(always):
+        return Mistake("a masked key keeps weight", when=lambda got, args: bool(got[~args[1]].max() > 1e-30),
+                       always=always)
+
+    check_function("Exercise 1", finite, [(scores, mask)], right, [leak(always=True)])
+    assert line(capsys) == "Exercise 1: not yet. a masked key keeps weight"
+    check_function("Exercise 1", finite, [(scores, mask)], right, [leak(always=False)])
+    assert line(capsys) == "Exercise 1: correct."  # what the tolerance alone decides
+    check_function("Exercise 1", right, [(scores, mask)], right, [leak(always=True)])
+    assert line(capsys) == "Exercise 1: correct."

@@ -14,15 +14,17 @@ def said(capsys) -> str:
     return out
 
 
-def test_the_mean_pool_hint_can_be_followed_as_written(capsys):
+def test_the_mean_pool_hint_names_the_padding_without_the_recipe(capsys):
     nb09.check_mean_pool(lambda hidden, mask: hidden.mean(dim=1))
-    assert "divide by each sentence's number of real tokens" in said(capsys)
+    out = said(capsys)
+    assert "includes the padded positions" in out and "real tokens only" in out, out
+    assert "sum" not in out and "divide" not in out, out  # the steps of the answer are the learner's to find
 
-    def as_the_hint_says(hidden, attention_mask):
+    def real_tokens_only(hidden, attention_mask):
         summed = (hidden * attention_mask[..., None]).sum(dim=1)
         return summed / attention_mask.sum(dim=1, keepdim=True)
 
-    nb09.check_mean_pool(as_the_hint_says)
+    nb09.check_mean_pool(real_tokens_only)
     assert said(capsys).startswith("Exercise 1: correct.")
 
 
@@ -38,7 +40,8 @@ def test_previous_token_score_is_attnlibs_meaning_for_any_leading_axes(capsys):
 def test_the_next_token_hint_explains_swapped_dims(capsys):
     nb09.check_previous_token_score(lambda w: w.diagonal(offset=-1, dim1=-1, dim2=-2).mean(-1))
     out = said(capsys)
-    assert "NEXT token" in out and "dims swapped" in out
+    assert "NEXT token" in out and "which of dim1 and dim2 is the queries' axis" in out, out
+    assert "offset=-1" not in out, out  # the hint names the mistake, not the line to write
 
 
 @pytest.mark.parametrize(("check", "answer"), [(nb09.check_group_size, 4), (nb09.check_cache_bytes, 40000)])

@@ -85,8 +85,12 @@ def _which_divisor(got: torch.Tensor, expected: torch.Tensor, args: tuple) -> st
     if got.shape == expected.shape:
         ratios = (q.double() @ k.double().transpose(-2, -1)) / got.double()
         if torch.allclose(ratios, torch.full_like(ratios, divisor := ratios.median().item()), rtol=1e-3):
-            return (f"On q {tuple(q.shape)} your scores are q @ k^T divided by {divisor:.4g}, a number that does "
-                    "not follow this input's width: read d_k from the shape of q itself, not from a notebook variable.")
+            lengths = {math.sqrt(k.shape[-2]): "sqrt(Tk), the number of keys", math.sqrt(q.shape[-2]): "sqrt(Tq), "
+                       "the number of queries"}  # a length, not the width the dot products run over
+            length = next((text for n, text in lengths.items() if math.isclose(divisor, n, rel_tol=1e-3)), None)
+            return (f"On q {tuple(q.shape)} your scores are q @ k^T divided by {divisor:.4g}, " + (
+                f"{length}: d_k is the width, the last axis of q." if length else "a number that does not follow "
+                "this input's width: read d_k from the shape of q itself, not from a notebook variable."))
     return None
 
 

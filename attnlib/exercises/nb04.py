@@ -179,6 +179,11 @@ def _masked_top(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return mask.expand(scores.shape).any(-1) & (scores.amax(-1) - allowed > 50)
 
 
+def _leak(weights: torch.Tensor, mask: torch.Tensor) -> float:
+    """The largest weight on a masked key (0.0 when every masked key gets exactly 0)."""
+    return float(weights.detach().double().nan_to_num(0.0).masked_fill(mask, 0.0).abs().max())
+
+
 def _softmax_probes():
     gen = torch.Generator().manual_seed(0)
     mask = torch.tensor([False, False, True, True]) & _causal(4)  # left padding & causal: queries 0, 1 see no key
@@ -200,8 +205,8 @@ check_safe_masked_softmax = Exercise(
     mistakes=[
         Mistake("Your rows for the queries with no key are NaN, 0/0 (a softmax of -inf only, or a row sum of 0): keep "
                 "the masking, then zero those rows.", variant(safe_softmax, guard=False)),
-        Mistake("Your rows with no key put 1/Tk on every key, as a finite fill such as -1e9 does: fill with "
-                "float('-inf'), then zero those rows.", variant(safe_softmax, fill=-1e9, guard=False)),
+        Mistake("Your rows with no key put 1/Tk on every key, uniform, as a finite fill such as -1e9 does: a query "
+                "with no key must get a zero row.", variant(safe_softmax, fill=-1e9, guard=False)),
         Mistake("Your fill does not fit in float16: take it from the scores' dtype, or use float('-inf').",
                 raises=RuntimeError, when=lambda err, args: args[0].dtype == torch.float16,
                 example=variant(safe_softmax, fill=-1e9)),
@@ -224,4 +229,7 @@ check_safe_masked_softmax = Exercise(
                 when=lambda got, args: got.is_floating_point() and bool((got.float().nan_to_num(0.0).sum(-1) - 1).abs()[
                     args[1].expand(args[0].shape).any(-1)].max() > 1e-2),
                 example=variant(safe_softmax, dim=-2)),
+        Mistake(lambda got, args: f"Your masked keys get weights up to {_leak(got, args[1]):.1e}, not 0: a finite "
+                "fill leaves exp(fill - max) to them; take one whose exp is 0.", always=True,
+                when=lambda got, args: 1e-30 < _leak(got, args[1]) < 1e-3, example=variant(safe_softmax, fill=-15.0)),
     ])

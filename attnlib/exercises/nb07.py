@@ -98,8 +98,8 @@ check_rope_rotate_half = Exercise(
             "for any frequencies.", mistakes=[
         Mistake("You paired (2i, 2i + 1), the interleaved pairing: rotate-half pairs feature i with i + D/2.",
                 variant(rope_rotate_half, pairing="interleaved")),
-        Mistake("Your rotation turns the wrong way, by minus the angle: (a, b) turns to (a cos - b sin, "
-                "a sin + b cos).", variant(rope_rotate_half, sign=-1.0)),
+        Mistake("Your rotation turns the wrong way, by minus the angle: check the signs of your two sin terms "
+                "against a rotation by +angle.", variant(rope_rotate_half, sign=-1.0)),
         Mistake("Your function ignores theta and turns pair i by 10000^(-2i/D), as attnlib.apply_rope does: use the "
                 "frequencies given.",
                 lambda x, p, t: rope_rotate_half(x, p, 1e4 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1]))),

@@ -165,7 +165,8 @@ check_cache_causal_mask = Exercise(
     correct="query i is token kv_len - q_len + i: it sees keys 0 to kv_len - q_len + i, the bottom-right diagonal.",
     mistakes=[
         Mistake(lambda got, args: f"With {args[1] - args[0]} tokens cached, your first new query sees key 0 only "
-                "(top-left, is_causal=True): shift the diagonal by kv_len - q_len.",
+                "(top-left, is_causal=True): the new queries are the last q_len tokens, so each also sees every "
+                "cached key.",
                 lambda q, kv: torch.ones(q, kv).tril().bool()),
         Mistake("Your mask is True where a query is blocked: True = may attend.", lambda *a: ~cache_causal_mask(*a)),
         Mistake("Each of your new queries misses its own key: the diagonal is one key too far left.",

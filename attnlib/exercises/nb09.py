@@ -49,8 +49,8 @@ def _padding_mean(got, args):
 check_mean_pool = Exercise(
     "Exercise 1", reference=_mean_pool, probes=_pool_probes,
     correct="Padding changes nothing: the sentence's vector averages its real tokens only.", mistakes=[
-        Mistake("Your mean includes the padded positions: multiply by the mask, sum over the tokens and divide by each "
-                "sentence's number of real tokens.", lambda h, m: h.mean(1)),
+        Mistake("Your mean includes the padded positions: average each sentence's real tokens only, as the mask "
+                "marks them.", lambda h, m: h.mean(1)),
         Mistake("You zeroed the padding but divided by T: divide by each sentence's number of real tokens.",
                 lambda h, m: (h * m[..., None]).sum(1) / h.shape[1]),
         Mistake("You summed the features E, not the tokens T (dim=1).", lambda h, m: (h * m[..., None]).sum(-1)),
@@ -80,8 +80,8 @@ check_previous_token_score = Exercise(
             "before it.", mistakes=[
         Mistake("You averaged the main diagonal, the weight each token gives itself: the previous token is one column "
                 "to its left.", lambda w: w.diagonal(dim1=-2, dim2=-1).mean(dim=-1)),
-        Mistake("You averaged the weight on the NEXT token: with dim1=-2 (queries) and dim2=-1 (keys) the previous "
-                "token is offset=-1, and with the dims swapped offset counts from the keys' side.",
+        Mistake("You averaged the weight on the NEXT token, the diagonal on the other side: the sign of offset "
+                "depends on which of dim1 and dim2 is the queries' axis.",
                 lambda w: w.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
         Mistake("You divided by T, counting query 0, which has no previous token: average the T - 1 entries.",
                 lambda w: w.diagonal(offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),

@@ -203,7 +203,7 @@ ANSWERS = [
     wrong(EX4, "divided-by-dk", lambda: ss_no_sqrt, ("sqrt", "square root", "√")),
     wrong(EX4, "shape-1", lambda: ss_shape1),
     wrong(EX4, "model-width", lambda: ss_model_width, ("Dh", "head", "E")),
-    wrong(EX4, "divided-by-sqrt-tk", lambda: ss_tk),
+    wrong(EX4, "divided-by-sqrt-tk", lambda: ss_tk, ("sqrt(Tk)", "number of keys")),  # r39: was "a notebook variable"
     wrong(EX4, "keys-times-queries", lambda: ss_k_q, ("transpos", "shape", "(Tq, Tk)", "order")),
     wrong(EX4, "multiplied", lambda: ss_multiplied),
     right(EX4, "broadcast-sum", lambda: ss_broadcast),

@@ -269,6 +269,11 @@ def sms_additive_where(scores, mask):  # the guard of the prompt, but after an a
     return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
 
 
+def sms_minus_15_guarded(scores, mask):  # reader r39: masked keys keep about 2e-7, not the 0 the prompt asks
+    weights = torch.softmax(scores.masked_fill(~mask, -15.0), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
+
+
 def sms_minus_1e9(scores, mask):  # uniform 1/Tk rows in float32, refused by masked_fill in float16
     return torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
 
@@ -534,4 +539,5 @@ ANSWERS = [
     wrong(EX4, "next-key-unblocked", lambda: tm_next_key_unblocked, note="L7 #89"),
     wrong(EX5, "float32-min-in-float16", lambda: sms_float32_min, ("fill", "finfo.min"), note="L7 #103"),
     wrong(EX5, "floor-1e-12-in-float16", lambda: sms_floor_1e_12, note="L7 #232"),
+    wrong(EX5, "fill-minus-15-guarded", lambda: sms_minus_15_guarded, ("not 0", "exp is 0")),
 ]

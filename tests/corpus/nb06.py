@@ -111,6 +111,13 @@ def ps_attnlib_module(queries, keys, W_q, W_k, w_v):  # attnlib's AdditiveAttent
 
 
 # Exercise 3: masked_weights(scores, valid_lens) -> (B, Tq, Tk)
+def mw_fill(value):  # reader r39: a finite fill; -30 leaves about 1e-13 to the padded keys, -1e4 leaves exactly 0
+    def masked_weights(scores, valid_lens):
+        mask = torch.arange(scores.shape[-1]) < valid_lens[:, None, None]
+        return torch.softmax(scores.masked_fill(~mask, value), dim=-1)
+    return masked_weights
+
+
 def mw_masked_fill(scores, valid_lens):
     mask = torch.arange(scores.shape[-1])[None, None, :] < valid_lens[:, None, None]
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
@@ -343,4 +350,6 @@ ANSWERS = [
     wrong(EX2, "mean-over-h", lambda: ps_mean_over_h),
     wrong(EX2, "abs-w_v", lambda: ps_abs_w_v),
     wrong(EX3, "notebook-valid-lens", lambda: mw_notebook_lens),
+    wrong(EX3, "fill-minus-30", lambda: mw_fill(-30.0), ("not 0", "exp is 0")),
+    right(EX3, "fill-minus-1e4", lambda: mw_fill(-1e4)),
 ]
