@@ -230,11 +230,11 @@ def test_multi_head_attention_refuses_a_ready_made_attention(capsys):
 
 @pytest.mark.parametrize(("options", "hint"), [
     ({"width": "E"}, "scaled by 1/sqrt(E) instead of 1/sqrt(Dh)"),
-    ({"split_transpose": False, "merge_transpose": False}, "On the probe self-attention, E = 12, H = 3, at index"),
+    ({"split_transpose": False, "merge_transpose": False}, "both reshape straight, without a transpose"),  # section 7
     ({"merge_transpose": False}, "Your split is right but the merge reshapes"),
     ({"split_transpose": False}, "Your split reshapes straight to (B, H, T, Dh) (no transpose)"),
     ({"dim": -2}, "softmax ran over the queries (dim=-2)"),
-    ({"view_after_transpose": True}, "raised RuntimeError on the probe self-attention, E = 12, H = 3: view size"),
+    ({"view_after_transpose": True}, "`view` cannot merge axes that `transpose` only relabelled"),  # section 8
 ])
 def test_multi_head_attention_names_each_mistake(capsys, options, hint):
     nb05.check_multi_head_attention(lambda q, k, v, h: attention(q, k, v, h, **options))

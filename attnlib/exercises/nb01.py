@@ -103,6 +103,10 @@ check_cross_attention = Exercise(
             ("edd", "The roles are swapped: the decoder asks (queries), the encoder answers (keys and values)."),
             ("ded", "Your values come from the decoder: each key hands over its own value, from the encoder."),
             ("dde", "Your keys come from the decoder: the keys and the values both come from the encoder.")]],
+        Mistake("Your function uses a W transposed (W.T or F.linear): here each W is (input width, output width).",
+                raises=RuntimeError, when=lambda err, args: any(f"{w.shape[1]}x{w.shape[0]})" in str(err)
+                                                                for w in args[2:]),
+                example=lambda d, e, W_q, W_k, W_v: cross_attention(d, e, W_q.T, W_k.T, W_v.T)),
     ])
 
 

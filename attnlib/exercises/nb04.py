@@ -94,6 +94,11 @@ def decoder(attention_mask, *, keys=True, queries=False, join="&") -> torch.Tens
     return padding & causal if join == "&" else real[:, None, None, :] | causal
 
 
+def _fills(got, want) -> bool:
+    """``got`` (bool) broadcasts to ``want``'s shape and then equals it."""
+    return got.dtype == torch.bool and got.dim() <= want.dim() and torch.equal(got.broadcast_to(want.shape), want)
+
+
 def _dtype_hint(name: str, mask: torch.Tensor, polarity: str = "True = blocked", adds: str = "The module") -> str:
     if mask.is_floating_point() and bool(torch.isinf(mask).any()):
         return f"Your {name} is a float mask of 0 and -inf: this exercise asks for the boolean form, {polarity}."
@@ -136,6 +141,15 @@ check_decoder_mask = Exercise(
         Mistake("Your mask is in nn.MultiheadAttention's polarity (True = blocked): here True = may attend.",
                 lambda am: ~decoder(am)),
         Mistake("You combined with |: a key must pass both masks, &.", variant(decoder, join="|")),
+        Mistake("Your mask is (B, Tq, Tk), without a head axis: make it (B, 1, Tq, Tk).", lambda am: decoder(am)[:, 0]),
+        Mistake("Your mask is the causal triangle alone: & it with the key mask of the real tokens.",
+                when=lambda got, args: _fills(got, decoder(torch.ones_like(args[0]))), example=_causal),
+        Mistake("Your mask has the padding but no causal triangle: query 0 may see key 1, its future.",
+                when=lambda got, args: _fills(got, (args[0] == 1)[:, None, None, :].expand(
+                    -1, 1, args[0].shape[-1], -1)),
+                example=lambda am: (am == 1)[:, None, None, :]),
+        Mistake("Your triangle points the wrong way: keep the keys on and below the diagonal.",
+                lambda am: (am == 1)[:, None, None, :] & _causal(am).T),
     ])
 
 

@@ -89,6 +89,8 @@ def _in_rows(got: torch.Tensor, digit: int) -> list:
     return [sorted({int(v) // digit % 10 for v in row.tolist()}) for row in got[0]]
 
 
+VIEW_AFTER_TRANSPOSE = ("`view` cannot merge axes that `transpose` only relabelled: call .contiguous() first, or use "
+                        ".reshape(...).")
 check_merge_heads = Exercise(
     "Exercise 4", reference=merge,
     probes=lambda: [Probe((_batched_heads(*shape), shape[1]), "B, H, T, Dh = {}, {}, {}, {}".format(*shape))
@@ -106,8 +108,7 @@ check_merge_heads = Exercise(
         Mistake("A reshape of yours does not hold x's values: x holds x.shape[0] // num_heads sequences.",
                 raises=RuntimeError, match="invalid for input of size",
                 example=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1)),
-        Mistake("`view` cannot merge axes that `transpose` only relabelled: call .contiguous() first, or use "
-                ".reshape(...).", raises=RuntimeError, match="stride|contiguous",
+        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="stride|contiguous",
                 example=lambda x, h: x.unflatten(0, (-1, h)).transpose(1, 2).view(-1, x.shape[1], h * x.shape[2])),
         Mistake("Your function reads all B*H rows of x as the heads of one sequence: x holds B sequences.",
                 example=lambda x, h: x.transpose(0, 1).flatten(1),
@@ -161,6 +162,9 @@ check_multi_head_attention = Exercise(
                 example=lambda q, k, v, h: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
         Mistake("Your heads are scaled by 1/sqrt(E) instead of 1/sqrt(Dh), the width of one head's queries.",
                 variant(attend, width="E")),
+        Mistake("Your split and your merge both reshape straight, without a transpose: the pair round-trips, but "
+                "each head gets features of other tokens.",
+                variant(attend, split="straight", merge=variant(_merge, order="straight"))),
         Mistake("Your split is right but the merge reshapes (B, H, T, Dh) straight to (B, T, E): transpose first.",
                 variant(attend, merge=variant(_merge, order="straight"))),
         Mistake("Your split reshapes straight to (B, H, T, Dh) (no transpose): reshape to (B, T, H, Dh) first.",
@@ -168,4 +172,7 @@ check_multi_head_attention = Exercise(
         Mistake("Your heads are not scaled: divide each head's scores by sqrt(d_k).", variant(attend, width="none")),
         Mistake("Your softmax ran over the queries (dim=-2): run it over the keys.", variant(attend, softmax_dim=-2)),
         Mistake("Your heads divide their scores by Dh itself, not its square root.", variant(attend, width="Dh^2")),
+        Mistake(VIEW_AFTER_TRANSPOSE, raises=RuntimeError, match="view|stride|contiguous",
+                example=lambda q, k, v, h: attend(q, k, v, h, merge=lambda x: x.transpose(1, 2).view(
+                    len(x), x.shape[2], -1))),
     ])

@@ -63,6 +63,8 @@ check_shift_matrix = Exercise(
         Mistake("Your frequency of pair i uses the feature index 2i: ω_i = 10000^(-2i/E), i the pair index.",
                 variant(shift_matrix, feature=True)),
         Mistake("Your blocks read cos first: the table's pair is sine first.", variant(shift_matrix, cos_first=True)),
+        Mistake("Your blocks write the new pair cos first: like the old pair, it is (sin, cos), sine first.",
+                lambda k, E, *base: shift_matrix(k, E, *base)[torch.arange(E).view(-1, 2).flip(-1).flatten()]),
         Mistake("Your blocks are not rotations, their off-diagonal entries have the same sign: one sine takes a minus.",
                 variant(shift_matrix, minus=1.0)),
     ])

@@ -115,4 +115,5 @@ check_cache_bytes = Exercise(
                 CACHE // HKV * HQ),
         Mistake("{got} counts numbers, not bytes: each float32 number takes 4 bytes.", CACHE // BYTES),
         Mistake("{got} is one layer's cache: every layer keeps its own keys and values.", CACHE // LAYERS),
+        Mistake("{got} counts half a byte a number, the file's 4-bit weights: the cache holds float32.", CACHE // 8),
     ])

@@ -32,11 +32,11 @@ def _batch(predicate):
     return lambda got, args: _parts(got) is not None and bool(predicate(*_parts(got), *args[:4]))
 
 
-def _batch_with(ids=(0, 0), tokens=None, first_low=0, gap=None, after=None):
+def _batch_with(ids=(0, 0), tokens=None, first_low=0, first_high=None, gap=None, after=None):
     """repeated_batch, right by default; each keyword makes one mistake (ids=(low, high): randint(low, V + high))."""
     def make(b, t, n, v, g):
         x = tokens(b, t, v, g) if tokens else torch.randint(ids[0], v + ids[1], (b, t), generator=g)  # (B, T)
-        first = torch.randint(first_low, t - 2 * n + 1, (b,), generator=g)  # 0 .. T - 2L
+        first = torch.randint(first_low, first_high or t - 2 * n + 1, (b,), generator=g)  # 0 .. T - 2L
         room = t - 2 * n - first + 1  # (B,): how many starts the second copy has
         second = first + n + (gap(room, g) if gap else (torch.rand(b, generator=g) * room).long())
         rows, j = torch.arange(b)[:, None], torch.arange(n)
@@ -81,6 +81,8 @@ check_repeated_batch = Exercise(
                 "from the first; every distance from repeat_len to seq_len - repeat_len must be possible.",
                 when=_batch(lambda x, f, s, b, t, n, v: len(set((s - f).tolist())) < min(3, t - 2 * n + 1)),
                 example=_batch_with(gap=lambda room, g: torch.randint(2, room.shape, generator=g) * (room > 1))),
+        Mistake("Your first copy starts at the same place in every row: draw first at random for each row too.",
+                when=_batch(lambda x, f, s, b, t, n, v: (f == f[0]).all()), example=_batch_with(first_high=1)),
         Mistake("The first copy never starts at position 0: the low bound of its start is 0.",
                 when=_batch(lambda x, f, s, b, t, n, v: f.min() > 0), example=_batch_with(first_low=1)),
         Mistake("Some placements of the two copies never come up: every valid pair of starts must be possible.",
@@ -111,7 +113,9 @@ check_untrained_loss = Exercise(
     diagnose=_direction("Too low for a model that knows nothing: it cannot beat a uniform guess over the 64 tokens.",
                         "Too high: a model that knows nothing does no worse than a uniform guess over the 64 tokens."),
     mistakes=[NEGATIVE, Mistake("{got} is the loss in bits (log2); F.cross_entropy uses the natural log, nats.",
-                                when=near(math.log2(VOCAB), tol=0.05), example=6)])
+                                when=near(math.log2(VOCAB), tol=0.05), example=6),
+                Mistake("{got} is a base-10 log; F.cross_entropy uses the natural log, nats.",
+                        when=near(math.log10(VOCAB), tol=0.05), example=1.81)])
 
 
 EVEN_SPREAD = sum(1 / (i + 1) for i in range(1, T)) / (T - 1)  # query i sees keys 0 .. i: weight 1 / (i + 1) each

@@ -85,6 +85,8 @@ check_window_mask = Exercise(
                 lambda q, k, w: window_mask(q, k, w) & (q[:, None] != k)),
         Mistake("Your mask compares the indices 0, 1, ..., not the positions given.",
                 lambda q, k, w: window_mask(torch.arange(len(q)), torch.arange(len(k)), w)),
+        Mistake("Your mask compares indices, the queries' at the end as in a cache, not the positions given.",
+                lambda q, k, w: window_mask(torch.arange(len(k) - len(q), len(k)), torch.arange(len(k)), w)),
         Mistake("Your window looks ahead: keep k <= p beside the window's condition.",
                 example=variant(window_mask, look_ahead=True), when=lambda got, args: got.dtype == torch.bool
                 and torch.equal(got & (args[1] <= args[0][:, None]), window_mask(*args))),
