@@ -359,7 +359,7 @@ ANSWERS = [
     wrong(EX3, "scaled-by-decoder-width", lambda: cross_scale_decoder_width),
     wrong(EX3, "scaled-by-sqrt-ev", lambda: cross_scale_ev),
     wrong(EX3, "scaled-twice", lambda: cross_scaled_twice),
-    wrong(EX3, "nn-linear-layout", lambda: cross_linear_layout),
+    wrong(EX3, "nn-linear-layout", lambda: cross_linear_layout, ("transposed", "nn.Linear")),
     wrong(EX3, "global-X-as-encoder", lambda: cross_global_x),
     wrong(EX4, "typed-sqrt-16", lambda: att_typed_16, ("typed",),
           note="on a first probe of d_k = 4, sqrt(16) was read as d_k itself"),

@@ -121,6 +121,11 @@ def dm_float_tril(attention_mask):  # torch.tril(torch.ones(T, T)) is float: & r
     return (attention_mask == 1)[:, None, None, :] & torch.tril(torch.ones(T, T))
 
 
+def dm_padding_only(attention_mask):  # reader r39: the key mask alone, no causal part
+    T = attention_mask.shape[-1]
+    return (attention_mask == 1)[:, None, None, :].expand(-1, 1, T, T)
+
+
 def dm_causal_only(attention_mask):
     T = attention_mask.shape[-1]
     return torch.ones(T, T, dtype=torch.bool).tril()
@@ -463,12 +468,12 @@ ANSWERS = [
     wrong(EX3, "polarity-blocked", lambda: dm_blocked, ("True", "may attend", "blocked")),
     wrong(EX3, "hf-polarity", lambda: dm_hf_flipped, ("1", "real token")),
     wrong(EX3, "or", lambda: dm_or, ("|", "&", "both")),
-    wrong(EX3, "no-head-axis", lambda: dm_no_head_axis),
+    wrong(EX3, "no-head-axis", lambda: dm_no_head_axis, ("head", "(B, 1, Tq, Tk)")),
     wrong(EX3, "no-axes", lambda: dm_no_axes, ("axes", "(B, 1, 1, Tk)", "broadcast")),
-    wrong(EX3, "triu", lambda: dm_triu),
+    wrong(EX3, "triu", lambda: dm_triu, ("wrong way", "below", "diagonal")),
     wrong(EX3, "strict-diagonal", lambda: dm_strict),
     wrong(EX3, "float-mask", lambda: dm_float, ("bool", "dtype")),
-    wrong(EX3, "causal-only", lambda: dm_causal_only),
+    wrong(EX3, "causal-only", lambda: dm_causal_only, ("key mask", "real tokens", "pad")),
     wrong(EX3, "float-tril", lambda: dm_float_tril),
     # Exercise 4
     right(EX4, "compare-and-triu", lambda: tm_compare),
@@ -540,4 +545,5 @@ ANSWERS = [
     wrong(EX5, "float32-min-in-float16", lambda: sms_float32_min, ("fill", "finfo.min"), note="L7 #103"),
     wrong(EX5, "floor-1e-12-in-float16", lambda: sms_floor_1e_12, note="L7 #232"),
     wrong(EX5, "fill-minus-15-guarded", lambda: sms_minus_15_guarded, ("not 0", "exp is 0")),
+    wrong(EX3, "padding-only", lambda: dm_padding_only, ("causal", "future")),
 ]

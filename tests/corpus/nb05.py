@@ -202,6 +202,19 @@ def mha_merge_without_transpose(q, k, v, num_heads):
     return (w @ vh).reshape(q.shape)
 
 
+def mha_straight_both_ways(q, k, v, num_heads):  # reader r39: split and merge both without the transpose
+    b, t, e = q.shape
+    qh, kh, vh = (x.reshape(b, num_heads, x.shape[1], e // num_heads) for x in (q, k, v))
+    w = (qh @ kh.transpose(-2, -1) / math.sqrt(qh.shape[-1])).softmax(dim=-1)
+    return (w @ vh).reshape(b, t, e)
+
+
+def mha_view_after_transpose(q, k, v, num_heads):  # reader r39: raises, view on a transposed tensor
+    qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
+    w = (qh @ kh.transpose(-2, -1) / math.sqrt(qh.shape[-1])).softmax(dim=-1)
+    return (w @ vh).transpose(1, 2).view(q.shape)
+
+
 def mha_softmax_queries(q, k, v, num_heads):
     qh, kh, vh = _split(q, num_heads), _split(k, num_heads), _split(v, num_heads)
     w = (qh @ kh.transpose(-2, -1) / math.sqrt(qh.shape[-1])).softmax(dim=-2)
@@ -425,4 +438,6 @@ ANSWERS = [
     wrong(EX5, "k-and-v-swapped", lambda: mha_k_and_v_swapped),
     wrong(EX5, "queries-as-values", lambda: mha_queries_as_values),
     wrong(EX5, "heads-not-merged", lambda: mha_heads_not_merged),
+    wrong(EX5, "straight-both-ways", lambda: mha_straight_both_ways, ("round-trips", "transpose")),
+    wrong(EX5, "view-after-transpose", lambda: mha_view_after_transpose, ("view", "contiguous", "reshape")),
 ]

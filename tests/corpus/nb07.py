@@ -88,6 +88,14 @@ def shift_without_k(k, E, base=10000.0):  # always M_1
     return shift_blocks(1, E, base)
 
 
+def shift_writes_cosine_first(k, E, base=10000.0):  # reader r39: reads (sin, cos) but writes the new pair cos first
+    M = torch.zeros(E, E)
+    for i in range(E // 2):
+        c, s = math.cos(k * base ** (-2 * i / E)), math.sin(k * base ** (-2 * i / E))
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = torch.tensor([[-s, c], [c, s]])
+    return M
+
+
 def shift_cosine_first(k, E, base=10000.0):  # the block written for the pair (cos, sin)
     M = torch.zeros(E, E)
     for i in range(E // 2):
@@ -332,4 +340,5 @@ ANSWERS = [
     wrong(EX3, "theta-reversed", lambda: rope_theta_reversed),
     wrong(EX3, "float32-for-float64", lambda: rope_in_float32, ("float32", "dtype")),
     wrong(EX3, "mirror-pairs", lambda: rope_mirror_pairs),
+    wrong(EX2, "writes-cosine-first", lambda: shift_writes_cosine_first, ("cos first", "sine first")),
 ]

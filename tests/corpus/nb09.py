@@ -291,5 +291,5 @@ ANSWERS = [
           note="92160, the float64 count; the generic hint"),
     wrong(EX4, "kilobytes", lambda: 46.08),
     wrong(EX4, "megabytes", lambda: 0.046),
-    wrong(EX4, "four-bit", lambda: 30 * 2 * 192 // 2),
+    wrong(EX4, "four-bit", lambda: 30 * 2 * 192 // 2, ("half a byte",)),
 ]

@@ -452,4 +452,8 @@ ANSWERS = [
     wrong(EX4, "ratio-to-unnormed", lambda: 10 / 6.4, ("unnormed",)),
     wrong(EX4, "factor-halved", lambda: 10 / 8**0.5 / 2),
     wrong(EX5, "gate-read-dh-major", lambda: gate_read_dh_major),
+    # reader r39: indices aligned to the last key, as a cache's mask is, not the positions given
+    wrong(EX2, "indices-aligned-to-the-cache", lambda: lambda qp, kp, w: torch.ones(len(qp), len(kp), dtype=torch.bool)
+          .tril(len(kp) - len(qp)) & ~torch.ones(len(qp), len(kp), dtype=torch.bool).tril(len(kp) - len(qp) - w),
+          ("indices", "positions given")),
 ]
