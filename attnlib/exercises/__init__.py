@@ -753,6 +753,11 @@ def row_sums(weights: torch.Tensor, count: int = 3) -> str:
     return ", ".join(f"{s:.2f}" for s in sums[:count]) + (", ..." if len(sums) > count else "")
 
 
+def largest_hidden(weights: torch.Tensor, allowed: torch.Tensor) -> float:
+    """The largest weight where ``allowed`` (broadcast to ``weights``) is False; 0.0 when each of them is exactly 0."""
+    return float(weights.detach().double().nan_to_num(0.0).masked_fill(allowed, 0.0).abs().max())
+
+
 class Refused(RuntimeError):
     """Raised by a watched probe tensor (:func:`watched`) when the learner's function does what its exercise forbids."""
 
@@ -956,6 +961,6 @@ def _inputs_text(args: tuple) -> str:
 __all__ = [
     "FLOAT_TOLERANCE", "NOT_ATTEMPTED", "READY_MADE", "Exercise", "Mistake", "Probe", "Refused", "Verdict",
     "as_number", "decimals_tolerance", "describe", "direction", "exercises_of", "first_difference", "grading",
-    "narrower", "near", "number_in_string", "plain", "read_value", "report", "row_sums", "same",
+    "largest_hidden", "narrower", "near", "number_in_string", "plain", "read_value", "report", "row_sums", "same",
     "shape_of", "shown", "tolerance", "variant", "watched",
 ]

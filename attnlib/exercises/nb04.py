@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from . import Exercise, Mistake, Probe, variant
+from . import Exercise, Mistake, Probe, largest_hidden, variant
 
 __all__ = ["check_decoder_mask", "check_head_broadcast", "check_safe_masked_softmax", "check_sequence1_mask",
            "check_torch_masks"]
@@ -193,11 +193,6 @@ def _masked_top(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return mask.expand(scores.shape).any(-1) & (scores.amax(-1) - allowed > 50)
 
 
-def _leak(weights: torch.Tensor, mask: torch.Tensor) -> float:
-    """The largest weight on a masked key (0.0 when every masked key gets exactly 0)."""
-    return float(weights.detach().double().nan_to_num(0.0).masked_fill(mask, 0.0).abs().max())
-
-
 def _softmax_probes():
     gen = torch.Generator().manual_seed(0)
     mask = torch.tensor([False, False, True, True]) & _causal(4)  # left padding & causal: queries 0, 1 see no key
@@ -243,7 +238,8 @@ check_safe_masked_softmax = Exercise(
                 when=lambda got, args: got.is_floating_point() and bool((got.float().nan_to_num(0.0).sum(-1) - 1).abs()[
                     args[1].expand(args[0].shape).any(-1)].max() > 1e-2),
                 example=variant(safe_softmax, dim=-2)),
-        Mistake(lambda got, args: f"Your masked keys get weights up to {_leak(got, args[1]):.1e}, not 0: a finite "
-                "fill leaves exp(fill - max) to them; take one whose exp is 0.", always=True,
-                when=lambda got, args: 1e-30 < _leak(got, args[1]) < 1e-3, example=variant(safe_softmax, fill=-15.0)),
+        Mistake(lambda got, args: f"Your masked keys get weights up to {largest_hidden(got, args[1]):.1e}, not 0: "
+                "a finite fill leaves exp(fill - max) to them; take one whose exp is 0.", always=True,
+                when=lambda got, args: 1e-30 < largest_hidden(got, args[1]) < 1e-3,
+                example=variant(safe_softmax, fill=-15.0)),
     ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Exercise, Mistake, Probe, as_number, describe, near, shape_of, variant
+from . import Exercise, Mistake, Probe, as_number, describe, largest_hidden, near, shape_of, variant
 
 __all__ = ["check_features_shape", "check_largest_weight", "check_masked_weights", "check_pair_scores"]
 
@@ -87,11 +87,6 @@ def masked_weights(scores, valid_lens, *, fill=float("-inf"), **where):
     return torch.softmax(scores.masked_fill(~_real(scores, valid_lens, **where), fill), dim=-1).nan_to_num(0.0)
 
 
-def _padding_leak(got, args) -> float:
-    """The largest weight on a padded key (0.0 when every padded key gets exactly 0)."""
-    return float((got.detach().double().nan_to_num(0.0) * ~_real(*args)).abs().max())
-
-
 def _padding_share(got, args) -> float:
     return float((got.nan_to_num(0.0) * ~_real(*args)).sum(-1).max())
 
@@ -142,9 +137,9 @@ check_masked_weights = Exercise(
         Mistake("Your mask does not line up with the (B, Tq, Tk) scores: a mask from the lengths is (B, 1, Tk).",
                 raises=(RuntimeError, ValueError), match="size|shape|broadcast|dimension",
                 example=lambda s, v: s.masked_fill(~(torch.arange(s.shape[-1])[:, None] < v[:, None, None]), 0.0)),
-        Mistake(lambda got, args: f"Your padded keys get weights up to {_padding_leak(got, args):.1e}, not 0: a "
-                "finite fill leaves exp(fill - max) to them; take one whose exp is 0.", always=True,
-                when=lambda got, args: 1e-30 < _padding_leak(got, args) < 1e-3,
+        Mistake(lambda got, args: f"Your padded keys get weights up to {largest_hidden(got, _real(*args)):.1e}, "
+                "not 0: a finite fill leaves exp(fill - max) to them; take one whose exp is 0.", always=True,
+                when=lambda got, args: 1e-30 < largest_hidden(got, _real(*args)) < 1e-3,
                 example=variant(masked_weights, fill=-15.0)),
     ])
 
